@@ -1,0 +1,119 @@
+//! `ovir info`: a summary of a model.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use ovir::info::Info;
+use ovir::{LoadOptions, Model};
+
+use super::{ExitStatus, Format, print_stdout, report::render_errors};
+
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// The model's .xml file.
+    pub model: PathBuf,
+    /// The weights file (default: the .bin beside the .xml).
+    #[arg(long, value_name = "BIN")]
+    pub weights: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+pub fn info(args: &InfoArgs) -> ExitStatus {
+    let options = LoadOptions {
+        weights: args.weights.clone(),
+    };
+    let model = match Model::load_with(&args.model, &options) {
+        Ok(m) => m,
+        Err(e) => {
+            eprint!("{}", render_errors(&e));
+            return ExitStatus::Error;
+        }
+    };
+    let info = Info::new(model.graph());
+    let text = match args.format {
+        Format::Text => render_text(&info),
+        Format::Json => match serde_json::to_string_pretty(&info) {
+            Ok(s) => s + "\n",
+            Err(e) => {
+                eprintln!("error: cannot encode JSON: {e}");
+                return ExitStatus::Error;
+            }
+        },
+    };
+    print_stdout(&text)
+}
+
+fn tensor_table(out: &mut String, title: &str, list: &[ovir::info::TensorInfo]) {
+    let _ = writeln!(out, "\n{title} ({})", list.len());
+    let w_name = list
+        .iter()
+        .map(|t| t.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let w_type = list
+        .iter()
+        .map(|t| t.element_type.map_or(1, |e| e.name().len()))
+        .max()
+        .unwrap_or(0);
+    for (i, t) in list.iter().enumerate() {
+        let ty = t.element_type.map_or("?", |e| e.name());
+        let _ = write!(
+            out,
+            "  #{i}  {:<w_name$}  {ty:<w_type$}  {}",
+            t.name, t.shape
+        );
+        let others: Vec<&str> = t
+            .names
+            .iter()
+            .map(String::as_str)
+            .filter(|n| *n != t.name)
+            .collect();
+        if !others.is_empty() {
+            let _ = write!(out, "  (also: {})", others.join(", "));
+        }
+        if t.layer != t.name {
+            let _ = write!(out, "  [layer {:?}]", t.layer);
+        }
+        out.push('\n');
+    }
+}
+
+fn render_text(info: &Info) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", info.file);
+    let _ = writeln!(out, "  IR version  {}", info.ir_version);
+    if let Some(name) = &info.name {
+        let _ = writeln!(out, "  model name  {name}");
+    }
+    if let Some(p) = &info.producer {
+        let _ = writeln!(out, "  written by  OpenVINO {p}");
+    }
+    let weights = match info.weights.bytes {
+        Some(b) => format!("{} ({b} bytes)", info.weights.path),
+        None => format!("{} (absent; no Const needs it)", info.weights.path),
+    };
+    let _ = writeln!(out, "  weights     {weights}");
+    tensor_table(&mut out, "inputs", &info.inputs);
+    tensor_table(&mut out, "outputs (declared shapes)", &info.outputs);
+    let _ = writeln!(out, "\nlayers ({})", info.layers);
+    let w = info.ops.keys().map(|k| k.len()).max().unwrap_or(0);
+    for (op, count) in &info.ops {
+        let _ = writeln!(out, "  {op:<w$}  {count}");
+    }
+    if info.dead_layers.is_empty() {
+        let _ = writeln!(out, "\ndead layers: none");
+    } else {
+        let _ = writeln!(
+            out,
+            "\ndead layers ({}, feeding no Result)",
+            info.dead_layers.len()
+        );
+        for l in &info.dead_layers {
+            let _ = writeln!(out, "  {l}");
+        }
+    }
+    out
+}

@@ -1,0 +1,56 @@
+//! The command line: argument definitions and one module per subcommand.
+
+pub mod info;
+pub mod report;
+
+use std::io::Write;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// ovir — an OpenVINO IR interpreter.
+#[derive(Debug, Parser)]
+#[command(name = "ovir", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Summarise a model: IR version, inputs, outputs, op histogram, weights, dead layers.
+    Info(info::InfoArgs),
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    #[default]
+    Text,
+    Json,
+}
+
+/// The exit status contract: 0 ok, 1 findings or a failed comparison, 2 could not run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitStatus {
+    Success = 0,
+    Failure = 1,
+    Error = 2,
+}
+
+pub fn run(cli: Cli) -> ExitStatus {
+    match cli.command {
+        Command::Info(args) => info::info(&args),
+    }
+}
+
+/// Writes to stdout. A closed pipe (`ovir info m.xml | head`) is not an error.
+pub fn print_stdout(text: &str) -> ExitStatus {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => ExitStatus::Success,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitStatus::Success,
+        Err(e) => {
+            eprintln!("error: cannot write to stdout: {e}");
+            ExitStatus::Error
+        }
+    }
+}

@@ -1,0 +1,367 @@
+//! Typed errors. Every error that concerns a place in an IR file carries a [`Location`]: the file,
+//! the XML line and column, and where known the layer and the port.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::dtype::ElementType;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A layer, as an error names it: `layer 3 "conv" (Subtract)`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LayerRef {
+    pub id: String,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+}
+
+impl fmt::Display for LayerRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "layer {} {:?} ({})", self.id, self.name, self.ty)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PortDir {
+    Input,
+    Output,
+}
+
+impl fmt::Display for PortDir {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PortDir::Input => "input",
+            PortDir::Output => "output",
+        })
+    }
+}
+
+/// A port of a layer: its position in the layer's `<input>`/`<output>` list (what edges bind
+/// to) and the `id` attribute written in the file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PortRef {
+    pub dir: PortDir,
+    pub index: usize,
+    pub id: String,
+}
+
+impl fmt::Display for PortRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} port #{} (id {})", self.dir, self.index, self.id)
+    }
+}
+
+/// Line and column (both 1-based; the column counts characters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LineCol {
+    pub line: u32,
+    pub col: u32,
+}
+
+/// Where an error is: always a file, usually a line:col, often a layer and a port.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Location {
+    #[serde(serialize_with = "serialize_path")]
+    pub file: Arc<Path>,
+    #[serde(flatten)]
+    pub pos: Option<LineCol>,
+    pub layer: Option<LayerRef>,
+    pub port: Option<PortRef>,
+}
+
+fn serialize_path<S: serde::Serializer>(p: &Arc<Path>, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&p.display())
+}
+
+impl Location {
+    pub fn file(file: &Arc<Path>) -> Location {
+        Location {
+            file: file.clone(),
+            pos: None,
+            layer: None,
+            port: None,
+        }
+    }
+
+    pub fn with_port(mut self, port: PortRef) -> Location {
+        self.port = Some(port);
+        self
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(p) = self.pos {
+            write!(f, ":{}:{}", p.line, p.col)?;
+        }
+        if let Some(l) = &self.layer {
+            write!(f, ": {l}")?;
+        }
+        if let Some(p) = &self.port {
+            write!(f, ", {p}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What went wrong. [`Error`] adds where.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        path: Arc<Path>,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("malformed XML: {message}")]
+    Xml { message: String },
+    #[error("the root element is <{found}>, not <net>: this is not an OpenVINO IR file")]
+    NotAnIr { found: String },
+    #[error("unsupported IR version {found:?}: ovir reads IR versions 10 and 11")]
+    UnsupportedVersion { found: String },
+    #[error("the <net> element has no <{name}> section")]
+    MissingSection { name: &'static str },
+    #[error("the <net> element has a second <{name}> section (the first is at line {first_line})")]
+    DuplicateSection { name: String, first_line: u32 },
+    #[error("<{element}> has an unexpected structure: {message}")]
+    Structure {
+        element: &'static str,
+        message: String,
+    },
+    #[error("<{element}> is missing the mandatory attribute `{name}`")]
+    MissingAttribute { element: &'static str, name: String },
+    #[error("<{element}> attribute `{name}` = {value:?} is invalid: {reason}")]
+    InvalidAttribute {
+        element: &'static str,
+        name: String,
+        value: String,
+        reason: String,
+    },
+    #[error("unsupported layer type {ty:?}; ovir supports {}", supported.join(", "))]
+    UnsupportedOp {
+        ty: String,
+        supported: Vec<&'static str>,
+    },
+    #[error("unsupported opset {version:?} for {ty}; ovir reads opset1 to opset{max}")]
+    UnsupportedOpset {
+        ty: String,
+        version: String,
+        max: u32,
+    },
+    #[error("{op} takes {expected} {dir} port(s), but the layer declares {found}")]
+    PortCount {
+        op: &'static str,
+        dir: PortDir,
+        expected: usize,
+        found: usize,
+    },
+    #[error("two {dir} ports have the id {id}")]
+    DuplicatePortId { dir: PortDir, id: String },
+    #[error("<dim> {value:?} is invalid: {reason}")]
+    InvalidDim { value: String, reason: String },
+    #[error("the layer id {id} is already used by the layer at line {first_line}")]
+    DuplicateLayerId { id: String, first_line: u32 },
+    #[error("the edge's {end} names layer id {id}, which does not exist")]
+    UnknownLayer { end: &'static str, id: String },
+    #[error(
+        "the edge names {dir} port id {id}, which {layer} does not have (its {dir} port ids: {})",
+        list_or_none(available)
+    )]
+    UnknownPort {
+        dir: PortDir,
+        id: String,
+        layer: LayerRef,
+        available: Vec<String>,
+    },
+    #[error("this input is fed twice: by {first} and by {second}")]
+    InputFedTwice { first: String, second: String },
+    #[error("this input has no incoming edge")]
+    MissingInput,
+    #[error("the graph has a cycle through {}", cycle.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(" -> "))]
+    Cycle { cycle: Vec<LayerRef> },
+    #[error("the model has no Result layer, so it has no outputs")]
+    NoResult,
+    #[error("the weights file {} does not exist, and {count} Const layer(s) need it", path.display())]
+    WeightsMissing { path: Arc<Path>, count: usize },
+    #[error(
+        "Const data lies outside the weights file: offset {offset} + size {size} = {end}, but {} has {file_len} bytes",
+        path.display()
+    )]
+    WeightsOutOfRange {
+        path: Arc<Path>,
+        offset: u64,
+        size: u64,
+        end: u128,
+        file_len: u64,
+    },
+    #[error(
+        "Const size {size} bytes is smaller than its shape needs: {elements} x {element_type} = {needed} bytes"
+    )]
+    WeightsTooSmall {
+        size: u64,
+        elements: u64,
+        element_type: ElementType,
+        needed: u64,
+    },
+    #[error("Const shape {shape} has too many elements to address")]
+    ConstTooLarge { shape: String },
+    #[error("{} errors", .0.len())]
+    Several(Vec<Error>),
+}
+
+fn list_or_none(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".to_owned()
+    } else {
+        items.join(", ")
+    }
+}
+
+impl ErrorKind {
+    /// A stable code for each kind of error, used by `check` and documented in `docs/cli.md`.
+    pub fn code(&self) -> &'static str {
+        use ErrorKind::*;
+        match self {
+            Io { .. } => "E100",
+            Xml { .. } => "E101",
+            NotAnIr { .. } => "E102",
+            UnsupportedVersion { .. } => "E103",
+            MissingSection { .. } => "E104",
+            DuplicateSection { .. } => "E105",
+            Structure { .. } => "E106",
+            MissingAttribute { .. } => "E201",
+            InvalidAttribute { .. } => "E202",
+            UnsupportedOp { .. } => "E203",
+            UnsupportedOpset { .. } => "E204",
+            PortCount { .. } => "E205",
+            DuplicatePortId { .. } => "E206",
+            InvalidDim { .. } => "E207",
+            DuplicateLayerId { .. } => "E301",
+            UnknownLayer { .. } => "E302",
+            UnknownPort { .. } => "E303",
+            InputFedTwice { .. } => "E304",
+            MissingInput => "E305",
+            Cycle { .. } => "E306",
+            NoResult => "E307",
+            WeightsMissing { .. } => "E401",
+            WeightsOutOfRange { .. } => "E402",
+            WeightsTooSmall { .. } => "E403",
+            ConstTooLarge { .. } => "E404",
+            Several(_) => "E000",
+        }
+    }
+
+    /// A suggestion for fixing the problem, where there is one.
+    pub fn hint(&self) -> Option<String> {
+        use ErrorKind::*;
+        Some(match self {
+            UnsupportedVersion { .. } => {
+                "re-export the model with a current `ovc` or `openvino.save_model`, which write version 11".into()
+            }
+            WeightsMissing { .. } => "pass the weights file with `--weights FILE.bin`".into(),
+            WeightsOutOfRange { .. } => {
+                "the .bin does not belong to this .xml, or it was truncated".into()
+            }
+            UnknownPort { .. } => {
+                "edges name port ids; check the `id` attributes of the layer's <port>s".into()
+            }
+            InvalidAttribute { name, .. } if name == "m_pythondiv" || name == "pythondiv" => {
+                "use true, false, 1 or 0".into()
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// An error and, where it has one, its location.
+#[derive(Debug)]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub at: Option<Box<Location>>,
+}
+
+impl Error {
+    pub fn new(kind: ErrorKind) -> Error {
+        Error { kind, at: None }
+    }
+
+    pub fn at(kind: ErrorKind, at: Location) -> Error {
+        Error {
+            kind,
+            at: Some(Box::new(at)),
+        }
+    }
+
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    pub fn location(&self) -> Option<&Location> {
+        self.at.as_deref()
+    }
+
+    pub fn code(&self) -> &'static str {
+        self.kind.code()
+    }
+
+    /// Wraps a list: one error stays itself, several become [`ErrorKind::Several`].
+    pub fn from_list(mut errors: Vec<Error>) -> Error {
+        if errors.len() == 1 {
+            errors.remove(0)
+        } else {
+            Error::new(ErrorKind::Several(errors))
+        }
+    }
+
+    /// The individual errors (the inverse of [`Error::from_list`]).
+    pub fn into_list(self) -> Vec<Error> {
+        match self.kind {
+            ErrorKind::Several(list) => list.into_iter().flat_map(Error::into_list).collect(),
+            _ => vec![self],
+        }
+    }
+
+    /// The individual errors, by reference.
+    pub fn iter(&self) -> Box<dyn Iterator<Item = &Error> + '_> {
+        match &self.kind {
+            ErrorKind::Several(list) => Box::new(list.iter().flat_map(Error::iter)),
+            _ => Box::new(std::iter::once(self)),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let ErrorKind::Several(list) = &self.kind {
+            write!(f, "{} errors:", list.len())?;
+            for e in list {
+                write!(f, "\n{e}")?;
+            }
+            return Ok(());
+        }
+        match &self.at {
+            Some(at) => write!(f, "{at}: {}", self.kind),
+            None => write!(f, "{}", self.kind),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.kind)
+    }
+}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Error {
+        Error::new(kind)
+    }
+}

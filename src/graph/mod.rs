@@ -1,0 +1,176 @@
+//! Stage 2: [`IrDocument`](crate::ir::IrDocument) → [`Graph`]: layers become nodes with parsed
+//! ops, edges are bound to port positions, the graph is checked for structural errors and put
+//! in topological order.
+
+mod build;
+pub mod names;
+
+use std::path::Path;
+use std::sync::Arc;
+
+pub use build::build;
+
+use crate::dtype::ElementType;
+use crate::error::{LayerRef, LineCol, Location, PortDir, PortRef};
+use crate::ops::Op;
+use crate::weights::Weights;
+
+/// IR format version (`<net version="...">`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct IrVersion(pub u32);
+
+/// A validated graph.
+#[derive(Debug)]
+pub struct Graph {
+    pub file: Arc<Path>,
+    pub version: IrVersion,
+    /// The `name` attribute of `<net>`.
+    pub name: Option<String>,
+    /// Layers in XML order.
+    pub nodes: Vec<Node>,
+    /// Node indices in topological order (inputs before their users; ties in XML order).
+    pub order: Vec<usize>,
+    /// Parameter nodes in XML order: the model inputs.
+    pub inputs: Vec<usize>,
+    /// Result nodes in XML order: the model outputs.
+    pub outputs: Vec<usize>,
+    /// Nodes that feed no Result (Parameters excluded), in XML order.
+    pub dead: Vec<usize>,
+    /// The weights file, if it exists.
+    pub weights: Option<Arc<Weights>>,
+    /// Where the weights file is (or would be).
+    pub weights_path: Arc<Path>,
+    /// The net-level `<rt_info>`, flattened.
+    pub rt_info: Vec<(String, String)>,
+}
+
+/// One layer.
+#[derive(Debug)]
+pub struct Node {
+    pub id: u64,
+    pub name: String,
+    /// The `type` attribute as written.
+    pub ty: String,
+    pub op: Op,
+    /// Position of the `<layer>` start tag.
+    pub pos: LineCol,
+    pub inputs: Vec<InputPort>,
+    pub outputs: Vec<OutputPort>,
+    /// For a Result in IR v11: the `output_names` attribute, split.
+    pub output_names: Vec<String>,
+}
+
+/// What a `<port>` declares.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortDecl {
+    pub id: u64,
+    /// The `precision` attribute, if written.
+    pub precision: Option<ElementType>,
+    /// The `<dim>`s; `None` is `-1` (dynamic).
+    pub dims: Vec<Option<u64>>,
+    /// Position of the `<port>` start tag.
+    pub pos: LineCol,
+}
+
+/// Where a value comes from: an output port (by position) of a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Src {
+    pub node: usize,
+    pub port: usize,
+}
+
+#[derive(Debug)]
+pub struct InputPort {
+    pub decl: PortDecl,
+    pub source: Src,
+}
+
+#[derive(Debug)]
+pub struct OutputPort {
+    pub decl: PortDecl,
+    /// Tensor names from the `names` attribute (`\,` unescaped).
+    pub names: Vec<String>,
+    /// (node, input position) of every consumer.
+    pub consumers: Vec<(usize, usize)>,
+}
+
+impl Node {
+    pub fn layer_ref(&self) -> LayerRef {
+        LayerRef {
+            id: self.id.to_string(),
+            name: self.name.clone(),
+            ty: self.ty.clone(),
+        }
+    }
+
+    pub fn port_ref(&self, dir: PortDir, index: usize) -> Option<PortRef> {
+        let decl = match dir {
+            PortDir::Input => &self.inputs.get(index)?.decl,
+            PortDir::Output => &self.outputs.get(index)?.decl,
+        };
+        Some(PortRef {
+            dir,
+            index,
+            id: decl.id.to_string(),
+        })
+    }
+}
+
+impl Graph {
+    /// The location of a node (and optionally one of its ports) for diagnostics.
+    pub fn locate(&self, node: usize, port: Option<(PortDir, usize)>) -> Location {
+        let n = &self.nodes[node];
+        let mut at = Location {
+            file: self.file.clone(),
+            pos: Some(n.pos),
+            layer: Some(n.layer_ref()),
+            port: None,
+        };
+        if let Some((dir, index)) = port {
+            let decl = match dir {
+                PortDir::Input => n.inputs.get(index).map(|p| &p.decl),
+                PortDir::Output => n.outputs.get(index).map(|p| &p.decl),
+            };
+            if let Some(d) = decl {
+                at.pos = Some(d.pos);
+            }
+            at.port = n.port_ref(dir, index);
+        }
+        at
+    }
+
+    /// The tensor names an input can be bound by, best first: the Parameter's tensor names,
+    /// then its layer name.
+    pub fn input_names(&self, input: usize) -> Vec<&str> {
+        let node = &self.nodes[self.inputs[input]];
+        let mut names: Vec<&str> = node
+            .outputs
+            .first()
+            .map(|p| p.names.iter().map(String::as_str).collect())
+            .unwrap_or_default();
+        if !names.contains(&node.name.as_str()) {
+            names.push(&node.name);
+        }
+        names
+    }
+
+    /// The name of an output: the first of the Result's `output_names` (v11), else the first
+    /// tensor name of the producing port, else the Result layer's name.
+    pub fn output_name(&self, output: usize) -> &str {
+        let node = &self.nodes[self.outputs[output]];
+        if let Some(n) = node.output_names.first() {
+            return n;
+        }
+        if let Some(src) = node.inputs.first().map(|p| p.source)
+            && let Some(n) = self.nodes[src.node].outputs[src.port].names.first()
+        {
+            return n;
+        }
+        &node.name
+    }
+
+    /// The source feeding a Result.
+    pub fn output_source(&self, output: usize) -> Src {
+        self.nodes[self.outputs[output]].inputs[0].source
+    }
+}

@@ -1,0 +1,134 @@
+//! A summary of a loaded model: what `ovir info` prints.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::dtype::ElementType;
+use crate::error::LayerRef;
+use crate::graph::Graph;
+use crate::ops::Op;
+
+#[derive(Debug, Serialize)]
+pub struct Info {
+    pub file: String,
+    pub ir_version: u32,
+    pub name: Option<String>,
+    /// The OpenVINO version that wrote the file, from the net-level `<rt_info>`.
+    pub producer: Option<String>,
+    pub weights: WeightsInfo,
+    pub inputs: Vec<TensorInfo>,
+    pub outputs: Vec<TensorInfo>,
+    /// Number of layers.
+    pub layers: usize,
+    /// Layers per op type.
+    pub ops: BTreeMap<&'static str, usize>,
+    pub dead_layers: Vec<LayerRef>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct WeightsInfo {
+    pub path: String,
+    /// File size, or `None` if there is no weights file.
+    pub bytes: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TensorInfo {
+    /// The name the tensor is bound or written by.
+    pub name: String,
+    /// Every tensor name of the port.
+    pub names: Vec<String>,
+    /// The Parameter or Result layer.
+    pub layer: String,
+    /// Element type: the Parameter's for inputs; for outputs, the producing port's declared
+    /// precision (shape inference is not run by `info`).
+    pub element_type: Option<ElementType>,
+    /// Partial shape: the Parameter's for inputs; the Result port's declared dims for outputs.
+    pub shape: String,
+}
+
+impl Info {
+    pub fn new(g: &Graph) -> Info {
+        let inputs = g
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let node = &g.nodes[n];
+                let (element_type, shape) = match &node.op {
+                    Op::Parameter(p) => (Some(p.element_type), p.shape.to_string()),
+                    _ => (None, String::new()),
+                };
+                TensorInfo {
+                    name: g
+                        .input_names(i)
+                        .first()
+                        .map_or_else(String::new, |s| s.to_string()),
+                    names: node
+                        .outputs
+                        .first()
+                        .map(|p| p.names.clone())
+                        .unwrap_or_default(),
+                    layer: node.name.clone(),
+                    element_type,
+                    shape,
+                }
+            })
+            .collect();
+        let outputs = g
+            .outputs
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let node = &g.nodes[n];
+                let src = g.output_source(i);
+                let producer = &g.nodes[src.node].outputs[src.port];
+                let names = if node.output_names.is_empty() {
+                    producer.names.clone()
+                } else {
+                    node.output_names.clone()
+                };
+                let dims = &node.inputs[0].decl.dims;
+                let shape = format!(
+                    "[{}]",
+                    dims.iter()
+                        .map(|d| d.map_or_else(|| "?".to_owned(), |v| v.to_string()))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                );
+                TensorInfo {
+                    name: g.output_name(i).to_owned(),
+                    names,
+                    layer: node.name.clone(),
+                    element_type: producer.decl.precision,
+                    shape,
+                }
+            })
+            .collect();
+        let mut ops = BTreeMap::new();
+        for n in &g.nodes {
+            *ops.entry(n.op.name()).or_insert(0) += 1;
+        }
+        let producer = g
+            .rt_info
+            .iter()
+            .find(|(k, _)| k == "OpenVINO Runtime" || k == "Runtime_version")
+            .map(|(_, v)| v.clone());
+        Info {
+            file: g.file.display().to_string(),
+            ir_version: g.version.0,
+            name: g.name.clone(),
+            producer,
+            weights: WeightsInfo {
+                path: g.weights_path.display().to_string(),
+                bytes: g.weights.as_ref().map(|w| w.len()),
+            },
+            inputs,
+            outputs,
+            layers: g.nodes.len(),
+            ops,
+            dead_layers: g.dead.iter().map(|&i| g.nodes[i].layer_ref()).collect(),
+        }
+    }
+}

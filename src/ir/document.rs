@@ -1,0 +1,131 @@
+//! serde structs for the parts of an IR file that ovir reads. Structure only: every value is
+//! kept as the text written in the file, and later stages give it meaning (and report errors
+//! with positions). Unknown elements and attributes are ignored by serde, which is how
+//! `<rt_info>` (net, layer and port level), `<meta_data>`, `<quantization_parameters>` and
+//! unknown sections are tolerated.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// The attributes of `<net>`.
+#[derive(Debug, Deserialize)]
+pub struct NetAttrs {
+    #[serde(rename = "@name", default)]
+    pub name: Option<String>,
+    #[serde(rename = "@version", default)]
+    pub version: Option<String>,
+}
+
+/// The attributes of a `<layer>` start tag, read on their own when the whole element does not
+/// deserialize, so that the error can still name the layer.
+#[derive(Debug, Default, Deserialize)]
+pub struct LayerHead {
+    #[serde(rename = "@id", default)]
+    pub id: Option<String>,
+    #[serde(rename = "@name", default)]
+    pub name: Option<String>,
+    #[serde(rename = "@type", default)]
+    pub ty: Option<String>,
+    #[serde(rename = "@version", default)]
+    pub version: Option<String>,
+}
+
+impl LayerHead {
+    pub fn into_layer<'a>(self) -> Layer<'a> {
+        Layer {
+            id: self.id.map(Cow::Owned),
+            name: self.name.map(Cow::Owned),
+            ty: self.ty.map(Cow::Owned),
+            version: self.version.map(Cow::Owned),
+            output_names: None,
+            data: None,
+            input: None,
+            output: None,
+        }
+    }
+}
+
+/// One `<layer>`.
+#[derive(Debug, Deserialize)]
+pub struct Layer<'a> {
+    #[serde(rename = "@id", borrow, default)]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(rename = "@name", borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(rename = "@type", borrow, default)]
+    pub ty: Option<Cow<'a, str>>,
+    #[serde(rename = "@version", borrow, default)]
+    pub version: Option<Cow<'a, str>>,
+    /// Result layers written by OpenVINO v11 carry their output tensor names here.
+    #[serde(rename = "@output_names", borrow, default)]
+    pub output_names: Option<Cow<'a, str>>,
+    /// `<data>`: each op parses its own attributes from this map.
+    #[serde(borrow, default)]
+    pub data: Option<Data<'a>>,
+    #[serde(borrow, default)]
+    pub input: Option<PortList<'a>>,
+    #[serde(borrow, default)]
+    pub output: Option<PortList<'a>>,
+}
+
+/// The attributes of `<data>`, by name (without quick-xml's `@` prefix).
+#[derive(Debug, Default)]
+pub struct Data<'a>(pub BTreeMap<Cow<'a, str>, Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Data<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = BTreeMap::<Cow<'a, str>, Cow<'a, str>>::deserialize(d)?;
+        Ok(Data(
+            raw.into_iter()
+                .map(|(k, v)| {
+                    let k = match k {
+                        Cow::Borrowed(s) => Cow::Borrowed(s.strip_prefix('@').unwrap_or(s)),
+                        Cow::Owned(s) => Cow::Owned(s.strip_prefix('@').unwrap_or(&s).to_owned()),
+                    };
+                    (k, v)
+                })
+                .collect(),
+        ))
+    }
+}
+
+impl Data<'_> {
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(|v| v.as_ref())
+    }
+}
+
+/// `<input>` or `<output>`.
+#[derive(Debug, Default, Deserialize)]
+pub struct PortList<'a> {
+    #[serde(borrow, default)]
+    pub port: Vec<Port<'a>>,
+}
+
+/// One `<port>`.
+#[derive(Debug, Deserialize)]
+pub struct Port<'a> {
+    #[serde(rename = "@id", borrow, default)]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(rename = "@precision", borrow, default)]
+    pub precision: Option<Cow<'a, str>>,
+    #[serde(rename = "@names", borrow, default)]
+    pub names: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub dim: Vec<Cow<'a, str>>,
+}
+
+/// One `<edge>`.
+#[derive(Debug, Deserialize)]
+pub struct Edge<'a> {
+    #[serde(rename = "@from-layer", borrow, default)]
+    pub from_layer: Option<Cow<'a, str>>,
+    #[serde(rename = "@from-port", borrow, default)]
+    pub from_port: Option<Cow<'a, str>>,
+    #[serde(rename = "@to-layer", borrow, default)]
+    pub to_layer: Option<Cow<'a, str>>,
+    #[serde(rename = "@to-port", borrow, default)]
+    pub to_port: Option<Cow<'a, str>>,
+}

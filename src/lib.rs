@@ -1,0 +1,19 @@
+//! ovir: an OpenVINO IR interpreter.
+//!
+//! The pipeline runs one way: [`ir`] (XML → serde structs) → [`graph`] (edges bound, order,
+//! structural errors) → [`shape`] (dims and inference) → execution. [`Model`] ties them together.
+
+pub mod broadcast;
+pub mod dtype;
+pub mod error;
+pub mod graph;
+pub mod info;
+pub mod ir;
+pub mod model;
+pub mod ops;
+pub mod shape;
+pub mod weights;
+
+pub use dtype::ElementType;
+pub use error::{Error, ErrorKind, LayerRef, Location, PortDir, PortRef};
+pub use model::{LoadOptions, Model};

@@ -1,0 +1,79 @@
+//! [`Model`]: the library's entry point.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, ErrorKind, Location};
+use crate::graph::Graph;
+use crate::weights::Weights;
+
+/// How to load a model.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// The weights file; by default the `.bin` beside the `.xml`.
+    pub weights: Option<PathBuf>,
+}
+
+/// A loaded and validated OpenVINO IR model.
+///
+/// ```no_run
+/// let model = ovir::Model::load("ir_samples/seed_numpy/model.xml")?;
+/// println!("{} inputs, {} outputs", model.graph().inputs.len(), model.graph().outputs.len());
+/// # Ok::<(), ovir::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Model {
+    graph: Graph,
+}
+
+impl Model {
+    /// Loads `xml` and the `.bin` beside it.
+    pub fn load(xml: impl AsRef<Path>) -> Result<Model, Error> {
+        Model::load_with(xml, &LoadOptions::default())
+    }
+
+    /// Loads `xml` with options. Every error found in the file is returned at once
+    /// (see [`Error::iter`]).
+    pub fn load_with(xml: impl AsRef<Path>, options: &LoadOptions) -> Result<Model, Error> {
+        let xml = xml.as_ref();
+        let file: Arc<Path> = Arc::from(xml);
+        let bytes = std::fs::read(xml).map_err(|source| {
+            Error::new(ErrorKind::Io {
+                path: file.clone(),
+                source,
+            })
+        })?;
+        let text = match std::str::from_utf8(&bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                let valid = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default();
+                let source = crate::ir::Source::new(file.clone(), valid);
+                return Err(Error::at(
+                    ErrorKind::Xml {
+                        message: "the file is not valid UTF-8".into(),
+                    },
+                    Location {
+                        pos: Some(source.pos(valid.len())),
+                        ..Location::file(&file)
+                    },
+                ));
+            }
+        };
+        let doc = crate::ir::parse(file.clone(), text)?;
+        let weights_path: Arc<Path> = match &options.weights {
+            Some(p) => Arc::from(p.as_path()),
+            None => Arc::from(xml.with_extension("bin").as_path()),
+        };
+        let weights = if doc.layers.is_empty() {
+            None
+        } else {
+            Weights::open(weights_path.clone())?
+        };
+        let graph = crate::graph::build(doc, weights_path, weights)?;
+        Ok(Model { graph })
+    }
+
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+}
