@@ -150,9 +150,9 @@ pub enum ErrorKind {
         ty: String,
         supported: Vec<&'static str>,
     },
-    #[error("unsupported opset {version:?} for {ty}; ovir reads opset1 to opset{max}")]
+    #[error("{ty} is not in {version:?}; it is in opset1 to opset{max}")]
     UnsupportedOpset {
-        ty: String,
+        ty: &'static str,
         version: String,
         max: u32,
     },

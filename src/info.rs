@@ -24,6 +24,8 @@ pub struct Info {
     /// Layers per op type.
     pub ops: BTreeMap<&'static str, usize>,
     pub dead_layers: Vec<LayerRef>,
+    /// Inputs that feed no Result (they are still inputs of the model).
+    pub unused_inputs: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -129,6 +131,11 @@ impl Info {
             layers: g.nodes.len(),
             ops,
             dead_layers: g.dead.iter().map(|&i| g.nodes[i].layer_ref()).collect(),
+            unused_inputs: g
+                .unused_inputs
+                .iter()
+                .map(|&i| g.nodes[i].name.clone())
+                .collect(),
         }
     }
 }

@@ -115,5 +115,8 @@ fn render_text(info: &Info) -> String {
             let _ = writeln!(out, "  {l}");
         }
     }
+    if !info.unused_inputs.is_empty() {
+        let _ = writeln!(out, "unused inputs: {}", info.unused_inputs.join(", "));
+    }
     out
 }

@@ -26,6 +26,8 @@ struct Pending {
     broken: bool,
     /// The declared port counts do not fit the op (reported once).
     bad_arity: bool,
+    /// Another layer has the same id, so edges cannot address this one.
+    shadowed: bool,
     inputs: Vec<PendingPort>,
     outputs: Vec<PendingPort>,
     output_names: Vec<String>,
@@ -39,6 +41,9 @@ struct PendingPort {
     names: Vec<String>,
     /// For inputs: the source and the offset of the edge that set it.
     source: Option<(Src, usize)>,
+    /// For inputs: an edge names this port but its source could not be resolved (that error
+    /// is reported, so a missing input is not reported again).
+    claimed: bool,
 }
 
 impl Pending {
@@ -136,9 +141,11 @@ pub fn build(
 
     // Layer ids.
     let mut by_id: HashMap<u64, usize> = HashMap::with_capacity(nodes.len());
+    let mut shadowed = Vec::new();
     for (i, n) in nodes.iter().enumerate() {
         let Some(id) = n.id else { continue };
         if let Some(&first) = by_id.get(&id) {
+            shadowed.push(i);
             errs.at(
                 n.offset,
                 Some(n.layer_ref()),
@@ -152,6 +159,10 @@ pub fn build(
         }
     }
 
+    for i in shadowed {
+        nodes[i].shadowed = true;
+    }
+
     // Edges.
     for edge in &doc.edges {
         bind_edge(edge, &by_id, &mut nodes, &mut errs);
@@ -159,11 +170,12 @@ pub fn build(
 
     // Every input of a well-formed layer must be fed.
     for n in &nodes {
-        if n.broken || n.bad_arity || n.op.is_none() {
+        if n.broken || n.bad_arity || n.shadowed || n.op.is_none() {
             continue;
         }
         for (index, p) in n.inputs.iter().enumerate() {
-            if p.source.is_none() {
+            let ambiguous = n.inputs.iter().filter(|q| q.id == p.id).count() > 1;
+            if p.source.is_none() && !p.claimed && !ambiguous {
                 let at = source
                     .locate(0, Some(n.layer_ref()))
                     .with_port(n.port_ref(PortDir::Input, index));
@@ -196,7 +208,7 @@ pub fn build(
         return Err(Error::from_list(list.into_iter().map(|(_, e)| e).collect()));
     }
 
-    let dead = dead_nodes(&nodes, &outputs);
+    let (dead, unused_inputs) = dead_nodes(&nodes, &outputs);
     let mut consumers: Vec<Vec<Vec<(usize, usize)>>> = nodes
         .iter()
         .map(|n| vec![Vec::new(); n.outputs.len()])
@@ -232,6 +244,7 @@ pub fn build(
         inputs,
         outputs,
         dead,
+        unused_inputs,
         weights: weights.map(Arc::new),
         weights_path,
         rt_info: doc.rt_info,
@@ -250,6 +263,7 @@ fn pending_layer(item: &At<Layer>, version: IrVersion, errs: &mut Errors) -> Pen
         pos: source.pos(item.offset),
         broken: item.broken,
         bad_arity: false,
+        shadowed: false,
         inputs: Vec::new(),
         outputs: Vec::new(),
         output_names: Vec::new(),
@@ -303,13 +317,13 @@ fn pending_layer(item: &At<Layer>, version: IrVersion, errs: &mut Errors) -> Pen
     if let Some(def) = def {
         match layer.version.as_deref() {
             None => errs.at(item.offset, Some(n.layer_ref()), missing("version")),
-            Some(v) if ops::parse_opset(v).is_none() => errs.at(
+            Some(v) if !def.in_opset(v) => errs.at(
                 item.offset,
                 Some(n.layer_ref()),
                 ErrorKind::UnsupportedOpset {
-                    ty: n.ty.clone(),
+                    ty: def.name,
                     version: v.to_owned(),
-                    max: ops::MAX_OPSET,
+                    max: def.max_opset,
                 },
             ),
             Some(_) => {}
@@ -437,6 +451,7 @@ fn pending_port(
         pos,
         names: Vec::new(),
         source: None,
+        claimed: false,
     };
     match port.id.as_deref() {
         None => errs.at_loc(
@@ -626,11 +641,16 @@ fn bind_edge(
             },
         );
     }
-    let (Some(from), Some(to)) = (from, to) else {
-        return;
-    };
     let find = |node: &Pending, dir: PortDir, id: u64| {
         node.ports(dir).iter().position(|p| p.id == Some(id))
+    };
+    let (Some(from), Some(to)) = (from, to) else {
+        if let Some(to) = to
+            && let Some(i) = find(&nodes[to], PortDir::Input, to_port)
+        {
+            nodes[to].inputs[i].claimed = true;
+        }
+        return;
     };
     let unknown = |node: &Pending, dir: PortDir, id: u64| ErrorKind::UnknownPort {
         dir,
@@ -641,19 +661,6 @@ fn bind_edge(
             .iter()
             .filter_map(|p| p.id.map(|i| i.to_string()))
             .collect(),
-    };
-    let out_index = if nodes[from].broken {
-        None
-    } else {
-        let found = find(&nodes[from], PortDir::Output, from_port);
-        if found.is_none() {
-            errs.at(
-                edge.offset,
-                target_ref.clone(),
-                unknown(&nodes[from], PortDir::Output, from_port),
-            );
-        }
-        found
     };
     let in_index = if nodes[to].broken {
         None
@@ -668,6 +675,22 @@ fn bind_edge(
         }
         found
     };
+    let out_index = if nodes[from].broken {
+        None
+    } else {
+        let found = find(&nodes[from], PortDir::Output, from_port);
+        if found.is_none() {
+            errs.at(
+                edge.offset,
+                target_ref.clone(),
+                unknown(&nodes[from], PortDir::Output, from_port),
+            );
+        }
+        found
+    };
+    if let (None, Some(i)) = (out_index, in_index) {
+        nodes[to].inputs[i].claimed = true;
+    }
     let (Some(out_index), Some(in_index)) = (out_index, in_index) else {
         return;
     };
@@ -858,8 +881,8 @@ fn topological_order(nodes: &[Pending], errs: &mut Errors) -> Vec<usize> {
     order
 }
 
-/// Non-Parameter nodes from which no Result can be reached.
-fn dead_nodes(nodes: &[Pending], outputs: &[usize]) -> Vec<usize> {
+/// Nodes from which no Result can be reached: (non-Parameters, Parameters).
+fn dead_nodes(nodes: &[Pending], outputs: &[usize]) -> (Vec<usize>, Vec<usize>) {
     let mut live = vec![false; nodes.len()];
     let mut stack: Vec<usize> = outputs.to_vec();
     while let Some(i) = stack.pop() {
@@ -874,8 +897,8 @@ fn dead_nodes(nodes: &[Pending], outputs: &[usize]) -> Vec<usize> {
         );
     }
     (0..nodes.len())
-        .filter(|&i| !live[i] && !matches!(nodes[i].op, Some(Op::Parameter(_))))
-        .collect()
+        .filter(|&i| !live[i])
+        .partition(|&i| !matches!(nodes[i].op, Some(Op::Parameter(_))))
 }
 
 fn finish_port(p: PendingPort) -> Option<PortDecl> {

@@ -36,6 +36,8 @@ pub struct Graph {
     pub outputs: Vec<usize>,
     /// Nodes that feed no Result (Parameters excluded), in XML order.
     pub dead: Vec<usize>,
+    /// Parameters that feed no Result, in XML order (still model inputs).
+    pub unused_inputs: Vec<usize>,
     /// The weights file, if it exists.
     pub weights: Option<Arc<Weights>>,
     /// Where the weights file is (or would be).

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 pub use document::{Data, Edge, Layer, LayerHead, NetAttrs, Port, PortList};
 pub use source::{LineIndex, Source};
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, LayerRef};
 
 /// An item of the document and the byte offset of its start tag.
 #[derive(Debug)]
@@ -56,7 +56,15 @@ pub fn parse(file: Arc<Path>, text: &str) -> Result<IrDocument<'_>, Error> {
     let source = Source::new(file, text);
     let sk = scan::scan(text).map_err(|e| {
         let kind = match e.kind {
-            scan::ScanErrorKind::Malformed(message) => ErrorKind::Xml { message },
+            scan::ScanErrorKind::Malformed { message, opened_at } => ErrorKind::Xml {
+                message: match opened_at {
+                    Some(o) => {
+                        let p = source.pos(o);
+                        format!("{message} (opened at line {}, column {})", p.line, p.col)
+                    }
+                    None => message,
+                },
+            },
             scan::ScanErrorKind::NotNet(found) => ErrorKind::NotAnIr { found },
         };
         Error::at(kind, source.locate(e.offset, None))
@@ -108,12 +116,17 @@ pub fn parse(file: Arc<Path>, text: &str) -> Result<IrDocument<'_>, Error> {
                     let head = start_tag(xml)
                         .and_then(|t| de_start_tag::<LayerHead>(t).ok())
                         .unwrap_or_default();
+                    let layer = LayerRef {
+                        id: head.id.clone().unwrap_or_else(|| "?".into()),
+                        name: head.name.clone().unwrap_or_default(),
+                        ty: head.ty.clone().unwrap_or_else(|| "?".into()),
+                    };
                     let err = Error::at(
                         ErrorKind::Structure {
                             element: "layer",
                             message: e.to_string(),
                         },
-                        source.locate(span.start, None),
+                        source.locate(span.start, Some(layer)),
                     );
                     (
                         At {

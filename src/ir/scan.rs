@@ -48,8 +48,12 @@ pub struct ScanError {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ScanErrorKind {
-    /// Not well-formed XML, or XML that ovir refuses (DOCTYPE).
-    Malformed(String),
+    /// Not well-formed XML, or XML that ovir refuses (DOCTYPE). `opened_at` is the offset of
+    /// the start tag an error refers to.
+    Malformed {
+        message: String,
+        opened_at: Option<usize>,
+    },
     /// Well-formed, but the root element is not `<net>`.
     NotNet(String),
 }
@@ -57,7 +61,20 @@ pub enum ScanErrorKind {
 fn malformed(offset: usize, msg: impl Into<String>) -> ScanError {
     ScanError {
         offset,
-        kind: ScanErrorKind::Malformed(msg.into()),
+        kind: ScanErrorKind::Malformed {
+            message: msg.into(),
+            opened_at: None,
+        },
+    }
+}
+
+fn malformed_at(offset: usize, message: String, opened_at: usize) -> ScanError {
+    ScanError {
+        offset,
+        kind: ScanErrorKind::Malformed {
+            message,
+            opened_at: Some(opened_at),
+        },
     }
 }
 
@@ -129,11 +146,10 @@ pub fn scan(text: &str) -> Result<Skeleton, ScanError> {
                     return Err(malformed(lt, format!("end tag </{name}> has no start tag")));
                 };
                 if open != name {
-                    return Err(malformed(
+                    return Err(malformed_at(
                         lt,
-                        format!(
-                            "end tag </{name}> does not match the start tag <{open}> at byte {open_at}"
-                        ),
+                        format!("end tag </{name}> does not match the start tag <{open}>"),
+                        open_at,
                     ));
                 }
                 let end = gt + 1;
@@ -197,7 +213,11 @@ pub fn scan(text: &str) -> Result<Skeleton, ScanError> {
         return Err(malformed(i + pos, "text outside the root element"));
     }
     if let Some((name, at)) = stack.pop() {
-        return Err(malformed(at, format!("<{name}> is never closed")));
+        return Err(malformed_at(
+            b.len(),
+            format!("<{name}> is never closed"),
+            at,
+        ));
     }
     if !root_seen {
         return Err(malformed(0, "the document has no root element"));
@@ -261,7 +281,10 @@ mod tests {
         match scan(text) {
             Ok(_) => "ok".into(),
             Err(e) => match e.kind {
-                ScanErrorKind::Malformed(m) => format!("{}: {m}", e.offset),
+                ScanErrorKind::Malformed { message, opened_at } => match opened_at {
+                    Some(o) => format!("{}: {message} (opened at {o})", e.offset),
+                    None => format!("{}: {message}", e.offset),
+                },
                 ScanErrorKind::NotNet(n) => format!("{}: not net: {n}", e.offset),
             },
         }
@@ -302,9 +325,9 @@ mod tests {
             ("<model/>", "0: not net: model"),
             (
                 "<net><a></b></net>",
-                "8: end tag </b> does not match the start tag <a> at byte 5",
+                "8: end tag </b> does not match the start tag <a> (opened at 5)",
             ),
-            ("<net><a>", "5: <a> is never closed"),
+            ("<net><a>", "8: <a> is never closed (opened at 5)"),
             ("<net></net><net/>", "11: a second root element <net>"),
             ("x<net/>", "0: text outside the root element"),
             ("<net/>x", "6: text outside the root element"),

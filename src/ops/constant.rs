@@ -36,6 +36,7 @@ impl Const {
 pub const DEF: OpDef = OpDef {
     name: "Const",
     aliases: &["Constant"],
+    max_opset: 16,
     inputs: 0,
     outputs: 1,
     parse,

@@ -19,6 +19,7 @@ pub struct Convert {
 pub const DEF: OpDef = OpDef {
     name: "Convert",
     aliases: &[],
+    max_opset: 17,
     inputs: 1,
     outputs: 1,
     parse,

@@ -23,6 +23,7 @@ pub struct Divide {
 pub const DEF: OpDef = OpDef {
     name: "Divide",
     aliases: &[],
+    max_opset: 16,
     inputs: 2,
     outputs: 1,
     parse,

@@ -11,8 +11,9 @@ pub mod subtract;
 
 use crate::ir::Data;
 
-/// Newest opset ovir knows (OpenVINO 2026.4 ships opset1 to opset17). Every supported op is
-/// in every opset from opset1 on.
+/// Newest opset ovir knows (OpenVINO 2026.4 reads opset1 to opset17). Every supported op is
+/// in opset1; how far it goes is [`OpDef::max_opset`] (measured: OpenVINO 2026.4's opset17
+/// has Parameter and Convert but not Constant, Result, Subtract or Divide).
 pub const MAX_OPSET: u32 = 17;
 
 /// A layer's operation with its parsed attributes.
@@ -34,6 +35,8 @@ pub struct OpDef {
     pub aliases: &'static [&'static str],
     pub inputs: usize,
     pub outputs: usize,
+    /// The newest opset that contains the op (it is in every opset from opset1 to this one).
+    pub max_opset: u32,
     /// Parses the `<data>` attributes.
     pub parse: fn(&Attrs) -> Result<Op, Vec<AttrError>>,
 }
@@ -60,10 +63,21 @@ pub fn supported() -> Vec<&'static str> {
     REGISTRY.iter().map(|d| d.name).collect()
 }
 
-/// Parses a layer `version` (`opset1` … `opsetN`) into its number, if ovir knows it.
+/// Parses a layer `version` (`opset1` … `opsetN`) into its number, if ovir knows the opset.
 pub fn parse_opset(version: &str) -> Option<u32> {
-    let n: u32 = version.strip_prefix("opset")?.parse().ok()?;
+    let digits = version.strip_prefix("opset")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u32 = digits.parse().ok()?;
     (1..=MAX_OPSET).contains(&n).then_some(n)
+}
+
+impl OpDef {
+    /// Whether the op is in opset `version` (`opset1`, `opset13`, ...).
+    pub fn in_opset(&self, version: &str) -> bool {
+        parse_opset(version).is_some_and(|n| n <= self.max_opset)
+    }
 }
 
 impl Op {
@@ -214,6 +228,15 @@ mod tests {
         ] {
             assert_eq!(lookup(ty).map(|d| d.name), want, "{ty}");
         }
+    }
+
+    #[test]
+    fn ops_per_opset() {
+        let sub = lookup("Subtract").unwrap();
+        let param = lookup("Parameter").unwrap();
+        assert!(sub.in_opset("opset1") && sub.in_opset("opset16") && !sub.in_opset("opset17"));
+        assert!(param.in_opset("opset17") && !param.in_opset("opset18"));
+        assert!(!sub.in_opset("opset+1") && !sub.in_opset("opset01x"));
     }
 
     #[test]

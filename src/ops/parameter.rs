@@ -22,6 +22,7 @@ pub struct Parameter {
 pub const DEF: OpDef = OpDef {
     name: "Parameter",
     aliases: &[],
+    max_opset: 17,
     inputs: 0,
     outputs: 1,
     parse,

@@ -16,6 +16,7 @@ pub struct ResultOp;
 pub const DEF: OpDef = OpDef {
     name: "Result",
     aliases: &[],
+    max_opset: 16,
     inputs: 1,
     outputs: 0,
     parse,

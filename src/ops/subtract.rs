@@ -20,6 +20,7 @@ pub struct Subtract {
 pub const DEF: OpDef = OpDef {
     name: "Subtract",
     aliases: &[],
+    max_opset: 16,
     inputs: 2,
     outputs: 1,
     parse,

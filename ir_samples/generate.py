@@ -1,0 +1,616 @@
+#!/usr/bin/env python3
+"""Regenerates ir_samples/ with the `openvino` PyPI package.
+
+    python3 -m venv .venv && .venv/bin/pip install openvino numpy onnx
+    .venv/bin/python ir_samples/generate.py
+
+Every sample is a folder `<case>/` holding `model.xml` and (when it has Consts) `model.bin`.
+Most are written by OpenVINO itself (`ov.save_model`, `ov.convert_model`); a few are written by
+hand where OpenVINO cannot produce them (IR v10, an explicit pdpd axis). `bad/` holds broken IRs,
+one per error class, written by hand from a small valid model.
+
+The output is deterministic for a given OpenVINO version, except the runtime version string that
+OpenVINO records in `<rt_info>`.
+"""
+
+import os
+import shutil
+import struct
+import sys
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+from openvino.utils.node_factory import NodeFactory
+
+HERE = Path(__file__).resolve().parent
+
+
+def fresh_dir(name):
+    d = HERE / name
+    if d.exists():
+        shutil.rmtree(d)
+    d.mkdir(parents=True)
+    return d
+
+
+def save(model, name, compress=False):
+    d = fresh_dir(name)
+    ov.save_model(model, str(d / "model.xml"), compress_to_fp16=compress)
+    bin_path = d / "model.bin"
+    if bin_path.exists() and bin_path.stat().st_size == 0:
+        bin_path.unlink()
+    return d
+
+
+def param(shape, dtype, name):
+    p = ops.parameter(ov.PartialShape(shape) if isinstance(shape, str) else shape, dtype, name=name)
+    p.output(0).get_tensor().set_names({name})
+    return p
+
+
+def model(results, params, name):
+    return ov.Model(results, params, name)
+
+
+# ----------------------------------------------------------------------------------------------
+# Valid samples written by OpenVINO.
+
+
+def sub_div(name):
+    """(a - b) / c with an f32 Const c."""
+    a = param([2, 3], np.float32, "a")
+    b = param([2, 3], np.float32, "b")
+    c = ops.constant(np.array([1.5, -2.0, 4.0], dtype=np.float32), name="c")
+    s = ops.subtract(a, b, name="sub")
+    d = ops.divide(s, c, name="div")
+    d.output(0).get_tensor().set_names({"out"})
+    return model([d], [a, b], name)
+
+
+def seed_none():
+    a = param([256, 56], np.float32, "a")
+    b = param([256, 56], np.float32, "b")
+    s = ops.subtract(a, b, auto_broadcast="none", name="sub")
+    s.output(0).get_tensor().set_names({"out"})
+    return model([s], [a, b], "seed_none")
+
+
+def seed_numpy():
+    a = param([8, 1, 6, 1], np.float32, "a")
+    b = param([7, 1, 5], np.float32, "b")
+    s = ops.subtract(a, b, name="sub")
+    s.output(0).get_tensor().set_names({"out"})
+    return model([s], [a, b], "seed_numpy")
+
+
+def pdpd():
+    """pdpd Subtract and Divide; OpenVINO writes axis 0 for Python-built ops."""
+    a = param([2, 3, 4, 5], np.float32, "a")
+    b = param([2, 3], np.float32, "b")
+    s = ops.subtract(a, b, auto_broadcast="pdpd", name="sub_pdpd")
+    c = ops.constant(np.array([[2.0], [4.0]], dtype=np.float32), name="c")  # [2,1] at axis 0
+    d = ops.divide(s, c, auto_broadcast="pdpd", name="div_pdpd")
+    d.output(0).get_tensor().set_names({"out"})
+    return model([d], [a, b], "pdpd")
+
+
+def dynamic():
+    a = param("?,3", np.float32, "a")
+    b = param("1..10,?", np.float32, "b")
+    c = param("...", np.float32, "c")
+    s = ops.subtract(a, b, name="sub")
+    d = ops.divide(s, c, name="div")
+    d.output(0).get_tensor().set_names({"out"})
+    return model([d], [a, b, c], "dynamic")
+
+
+def int_divide():
+    a = param([7], np.int32, "a")
+    b = param([7], np.int32, "b")
+    factory = NodeFactory("opset1")
+    floor = factory.create("Divide", [a.output(0), b.output(0)], {"m_pythondiv": True})
+    trunc = factory.create("Divide", [a.output(0), b.output(0)], {"m_pythondiv": False})
+    floor.set_friendly_name("floor_div")
+    trunc.set_friendly_name("trunc_div")
+    floor.output(0).get_tensor().set_names({"floor"})
+    trunc.output(0).get_tensor().set_names({"trunc"})
+    return model([floor, trunc], [a, b], "int_divide")
+
+
+def multi_output():
+    """Two Results on one tensor, a Result fed by a Parameter, a Parameter used twice."""
+    a = param([4], np.float32, "a")
+    b = param([4], np.float32, "b")
+    s = ops.subtract(a, a, name="a_minus_a")
+    s.output(0).get_tensor().set_names({"zero"})
+    r1 = ops.result(s, name="r_zero")
+    r2 = ops.result(s, name="r_zero_again")
+    r3 = ops.result(b, name="r_b")
+    m = ov.Model([r1, r2, r3], [a, b], "multi_output")
+    return m
+
+
+def onnx_model():
+    """An ONNX Sub/Div graph converted with ov.convert_model (nested rt_info)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    # Inputs only: ov.convert_model rewrites a float Sub of a constant into Add and a Div by a
+    # constant into Multiply.
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])
+    w = helper.make_tensor_value_info("w", TensorProto.FLOAT, [2, 1])
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3])
+    g = helper.make_graph(
+        [
+            helper.make_node("Sub", ["x", "y"], ["d"], name="sub"),
+            helper.make_node("Div", ["d", "w"], ["z"], name="div"),
+        ],
+        "onnx_sub_div",
+        [x, y, w],
+        [z],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="ovir")
+    m.ir_version = 8
+    tmp = HERE / "onnx_sub_div.onnx.tmp"
+    onnx.save(m, str(tmp))
+    try:
+        return ov.convert_model(str(tmp))
+    finally:
+        tmp.unlink()
+
+
+# ----------------------------------------------------------------------------------------------
+# Hand-written samples.
+
+V10 = """<?xml version="1.0"?>
+<net name="v10_handwritten" version="10">
+	<layers>
+		<layer id="0" name="x" type="Parameter" version="opset1">
+			<data shape="2,2" element_type="i64"/>
+			<output>
+				<port id="0" precision="I64">
+					<dim>2</dim>
+					<dim>2</dim>
+				</port>
+			</output>
+		</layer>
+		<layer id="1" name="k" type="Const" version="opset1">
+			<data element_type="i64" shape="2" offset="0" size="16"/>
+			<output>
+				<port id="0" precision="I64">
+					<dim>2</dim>
+				</port>
+			</output>
+		</layer>
+		<layer id="2" name="sub" type="Subtract" version="opset1">
+			<data auto_broadcast="numpy"/>
+			<input>
+				<port id="0"><dim>2</dim><dim>2</dim></port>
+				<port id="1"><dim>2</dim></port>
+			</input>
+			<output>
+				<port id="2" precision="I64"><dim>2</dim><dim>2</dim></port>
+			</output>
+		</layer>
+		<layer id="3" name="div" type="Divide" version="opset1">
+			<data auto_broadcast="numpy" m_pythondiv="false"/>
+			<input>
+				<port id="0"><dim>2</dim><dim>2</dim></port>
+				<port id="1"><dim>2</dim></port>
+			</input>
+			<output>
+				<port id="2" precision="I64"><dim>2</dim><dim>2</dim></port>
+			</output>
+		</layer>
+		<layer id="4" name="out" type="Result" version="opset1">
+			<input>
+				<port id="0"><dim>2</dim><dim>2</dim></port>
+			</input>
+		</layer>
+	</layers>
+	<edges>
+		<edge from-layer="0" from-port="0" to-layer="2" to-port="0"/>
+		<edge from-layer="1" from-port="0" to-layer="2" to-port="1"/>
+		<edge from-layer="2" from-port="2" to-layer="3" to-port="0"/>
+		<edge from-layer="1" from-port="0" to-layer="3" to-port="1"/>
+		<edge from-layer="3" from-port="2" to-layer="4" to-port="0"/>
+	</edges>
+	<meta_data>
+		<MO_version value="handwritten"/>
+		<cli_parameters>
+			<input_model value="none"/>
+		</cli_parameters>
+	</meta_data>
+</net>
+"""
+
+
+def write_v10():
+    d = fresh_dir("v10_handwritten")
+    (d / "model.xml").write_text(V10)
+    (d / "model.bin").write_bytes(struct.pack("<2q", 3, -2))
+
+
+def write_pdpd_axis():
+    """OpenVINO's Python API cannot set a pdpd axis (it always writes 0): written by hand."""
+    d = fresh_dir("pdpd_axis1")
+    layers = [
+        layer(0, "a", "Parameter", 'shape="2,3,4,5" element_type="f32"', outputs=[port(0, [2, 3, 4, 5], "FP32", "a")]),
+        layer(1, "b", "Parameter", 'shape="3,4" element_type="f32"', outputs=[port(0, [3, 4], "FP32", "b")]),
+        layer(
+            2,
+            "sub_pdpd_axis1",
+            "Subtract",
+            'auto_broadcast="pdpd" auto_broadcast.auto_broadcast_axis="1"',
+            inputs=[port(0, [2, 3, 4, 5]), port(1, [3, 4])],
+            outputs=[port(2, [2, 3, 4, 5], "FP32", "out")],
+        ),
+        layer(3, "out", "Result", inputs=[port(0, [2, 3, 4, 5])]),
+    ]
+    edges = [edge(0, 0, 2, 0), edge(1, 0, 2, 1), edge(2, 2, 3, 0)]
+    (d / "model.xml").write_text(net(layers, edges, name="pdpd_axis1"))
+
+
+QUIRKS = r"""<?xml version="1.0" encoding="UTF-8"?>
+<!-- Hand-written: every reader quirk ovir must tolerate in one valid file. -->
+<net name="reader_quirks" version="11">
+	<meta_data>
+		<MO_version value="2023.0"/>
+		<cli_parameters><input_model value="x.onnx"/></cli_parameters>
+	</meta_data>
+	<quantization_parameters><config>{}</config><version value="1"/></quantization_parameters>
+	<some_future_section><with><nested deep="yes"/></with></some_future_section>
+	<layers>
+		<layer id="10" name="a" type="parameter" version="opset1">
+			<data shape=" [ 2 , 3 ] " element_type="F32"/>
+			<rt_info><attribute name="old_api_map_order" version="0" value=""/></rt_info>
+			<output>
+				<port id="0" precision="FP32" names="a,alias\, with comma">
+					<dim>2</dim>
+					<dim> 3 </dim>
+					<rt_info><attribute name="fused_names" version="0" value="a"/></rt_info>
+				</port>
+			</output>
+		</layer>
+		<layer id="11" name="b" type="Parameter" version="opset17">
+			<data shape="3" element_type="f32"/>
+			<output>
+				<port id="0" precision="f32" names="b"><dim>3</dim></port>
+			</output>
+		</layer>
+		<layer id="12" name="k" type="Constant" version="opset13">
+			<data element_type="f32" shape="" offset="3" size="5"/>
+			<output>
+				<port id="0" precision="FP32"/>
+			</output>
+		</layer>
+		<!-- Ports listed with ids 1, 0: edges bind by position in the list, so to-port 0 is the
+		     second input (the subtrahend). -->
+		<layer id="13" name="b_minus_a" type="SUBTRACT" version="opset16">
+			<data auto_broadcast="NUMPY"/>
+			<input>
+				<port id="1" precision="FP32"><dim>3</dim></port>
+				<port id="0" precision="FP32"><dim>2</dim><dim>3</dim></port>
+			</input>
+			<output>
+				<port id="2" precision="FP32" names="diff"><dim>2</dim><dim>3</dim></port>
+			</output>
+		</layer>
+		<layer id="14" name="scaled" type="divide" version="opset1">
+			<data auto_broadcast="numpy" pythondiv="0"/>
+			<input>
+				<port id="0"><dim>2</dim><dim>3</dim></port>
+				<port id="1"/>
+			</input>
+			<output>
+				<port id="2" precision="FP32"><dim>2</dim><dim>-1</dim></port>
+			</output>
+		</layer>
+		<layer id="15" name="result" type="Result" version="opset1" output_names="y\,1,y2">
+			<input><port id="0"><dim>2</dim><dim>3</dim></port></input>
+		</layer>
+	</layers>
+	<edges>
+		<edge from-layer="10" from-port="0" to-layer="13" to-port="0"/>
+		<edge from-layer="11" from-port="0" to-layer="13" to-port="1"/>
+		<edge from-layer="13" from-port="2" to-layer="14" to-port="0"/>
+		<edge from-layer="12" from-port="0" to-layer="14" to-port="1"/>
+		<edge from-layer="14" from-port="2" to-layer="15" to-port="0"/>
+	</edges>
+	<rt_info>
+		<info name="OpenVINO Runtime" value="handwritten"/>
+		<conversion_parameters>
+			<framework value="onnx"/>
+			<nested><deeper value="x"/></nested>
+		</conversion_parameters>
+		<![CDATA[ ignored <text> ]]>
+	</rt_info>
+</net>
+"""
+
+
+def write_dead_branch():
+    """Layers that feed no Result (OpenVINO's writer drops them, so this is hand-written)."""
+    d = fresh_dir("dead_branch")
+    layers = [
+        layer(0, "a", "Parameter", 'shape="4" element_type="i32"', outputs=[port(0, [4], "I32", "a")]),
+        layer(1, "b", "Parameter", 'shape="4" element_type="i32"', outputs=[port(0, [4], "I32", "b")]),
+        layer(2, "unused_in", "Parameter", 'shape="1" element_type="i32"', outputs=[port(0, [1], "I32", "unused_in")]),
+        layer(3, "live", "Subtract", None, [port(0, [4]), port(1, [4])], [port(2, [4], "I32", "out")]),
+        layer(4, "dead_div", "Divide", None, [port(0, [4]), port(1, [4])], [port(2, [4], "I32")]),
+        layer(5, "dead_sub", "Subtract", None, [port(0, [4]), port(1, [1])], [port(2, [4], "I32")]),
+        layer(6, "out", "Result", inputs=[port(0, [4])]),
+    ]
+    edges = [
+        edge(0, 0, 3, 0),
+        edge(1, 0, 3, 1),
+        edge(3, 2, 6, 0),
+        edge(0, 0, 4, 0),
+        edge(1, 0, 4, 1),
+        edge(4, 2, 5, 0),
+        edge(2, 0, 5, 1),
+    ]
+    (d / "model.xml").write_text(net(layers, edges, name="dead_branch"))
+
+
+def write_quirks():
+    d = fresh_dir("reader_quirks")
+    (d / "model.xml").write_text(QUIRKS)
+    # The scalar f32 Const lives at the unaligned offset 3; the byte after it is extra.
+    (d / "model.bin").write_bytes(b"\x00\x00\x00" + struct.pack("<f", 2.0) + b"\xff\xff")
+
+
+# ----------------------------------------------------------------------------------------------
+# Broken IRs: one per error class. Each is a small valid model with one thing broken.
+
+
+def port(pid, dims, precision=None, names=None):
+    attrs = f' id="{pid}"'
+    if precision:
+        attrs += f' precision="{precision}"'
+    if names:
+        attrs += f' names="{names}"'
+    body = "".join(f"<dim>{d}</dim>" for d in dims)
+    return f"<port{attrs}>{body}</port>"
+
+
+def layer(lid, name, ty, data=None, inputs=(), outputs=(), version="opset1"):
+    s = f'\t\t<layer id="{lid}" name="{name}" type="{ty}" version="{version}">\n'
+    if data is not None:
+        s += f"\t\t\t<data {data}/>\n"
+    if inputs:
+        s += "\t\t\t<input>\n" + "".join(f"\t\t\t\t{p}\n" for p in inputs) + "\t\t\t</input>\n"
+    if outputs:
+        s += "\t\t\t<output>\n" + "".join(f"\t\t\t\t{p}\n" for p in outputs) + "\t\t\t</output>\n"
+    return s + "\t\t</layer>\n"
+
+
+def edge(fl, fp, tl, tp):
+    return f'\t\t<edge from-layer="{fl}" from-port="{fp}" to-layer="{tl}" to-port="{tp}"/>\n'
+
+
+def net(layers, edges, version="11", root="net", name="bad"):
+    return (
+        '<?xml version="1.0"?>\n'
+        f'<{root} name="{name}" version="{version}">\n\t<layers>\n'
+        + "".join(layers)
+        + "\t</layers>\n\t<edges>\n"
+        + "".join(edges)
+        + f"\t</edges>\n</{root}>\n"
+    )
+
+
+def base_layers(**over):
+    """a, b -> Subtract(2) -> Divide(3, by b) -> Result(4), with overrides by key."""
+    parts = {
+        "a": layer(0, "a", "Parameter", 'shape="2,3" element_type="f32"', outputs=[port(0, [2, 3], "FP32", "a")]),
+        "b": layer(1, "b", "Parameter", 'shape="2,3" element_type="f32"', outputs=[port(0, [2, 3], "FP32", "b")]),
+        "sub": layer(
+            2,
+            "sub",
+            "Subtract",
+            'auto_broadcast="numpy"',
+            inputs=[port(0, [2, 3]), port(1, [2, 3])],
+            outputs=[port(2, [2, 3], "FP32")],
+        ),
+        "div": layer(
+            3,
+            "div",
+            "Divide",
+            'auto_broadcast="numpy" m_pythondiv="true"',
+            inputs=[port(0, [2, 3]), port(1, [2, 3])],
+            outputs=[port(2, [2, 3], "FP32", "out")],
+        ),
+        "res": layer(4, "out", "Result", inputs=[port(0, [2, 3])]),
+    }
+    parts.update(over)
+    return [v for v in parts.values() if v]
+
+
+def base_edges(extra=(), drop=()):
+    es = {
+        "a_sub": edge(0, 0, 2, 0),
+        "b_sub": edge(1, 0, 2, 1),
+        "sub_div": edge(2, 2, 3, 0),
+        "b_div": edge(1, 0, 3, 1),
+        "div_res": edge(3, 2, 4, 0),
+    }
+    return [v for k, v in es.items() if k not in drop] + list(extra)
+
+
+def const_layer(lid, offset, size, shape="3", ty="f32"):
+    dims = [int(d) for d in shape.split(",") if d.strip()]
+    return layer(
+        lid,
+        "k",
+        "Const",
+        f'element_type="{ty}" shape="{shape}" offset="{offset}" size="{size}"',
+        outputs=[port(0, dims, ty.upper().replace("F", "FP"))],
+    )
+
+
+def write_bad():
+    d = fresh_dir("bad")
+    cases = {}
+
+    cases["malformed_xml"] = net(base_layers(), base_edges()).replace("</layers>", "</layer>", 1)
+    cases["not_an_ir"] = net(base_layers(), base_edges(), root="model")
+    cases["version_9"] = net(base_layers(), base_edges(), version="9")
+    cases["unsupported_op"] = net(
+        base_layers(sub=layer(2, "sub", "Add", None, [port(0, [2, 3]), port(1, [2, 3])], [port(2, [2, 3], "FP32")])),
+        base_edges(),
+    )
+    cases["unsupported_opset"] = net(
+        base_layers(
+            sub=layer(
+                2, "sub", "Subtract", None, [port(0, [2, 3]), port(1, [2, 3])], [port(2, [2, 3], "FP32")], "opset99"
+            )
+        ),
+        base_edges(),
+    )
+    cases["bad_pythondiv"] = net(
+        base_layers(
+            div=layer(
+                3,
+                "div",
+                "Divide",
+                'auto_broadcast="numpy" m_pythondiv="maybe"',
+                [port(0, [2, 3]), port(1, [2, 3])],
+                [port(2, [2, 3], "FP32")],
+            )
+        ),
+        base_edges(),
+    )
+    cases["bad_auto_broadcast"] = net(
+        base_layers(
+            sub=layer(
+                2, "sub", "Subtract", 'auto_broadcast="bogus"', [port(0, [2, 3]), port(1, [2, 3])], [port(2, [2, 3], "FP32")]
+            )
+        ),
+        base_edges(),
+    )
+    cases["missing_attribute"] = net(
+        base_layers(a=layer(0, "a", "Parameter", 'shape="2,3"', outputs=[port(0, [2, 3], "FP32")])),
+        base_edges(),
+    )
+    cases["bad_shape"] = net(
+        base_layers(a=layer(0, "a", "Parameter", 'shape="2,-3" element_type="f32"', outputs=[port(0, [2, 3], "FP32")])),
+        base_edges(),
+    )
+    cases["reversed_interval"] = net(
+        base_layers(a=layer(0, "a", "Parameter", 'shape="2,3..1" element_type="f32"', outputs=[port(0, [2, 3], "FP32")])),
+        base_edges(),
+    )
+    cases["bad_element_type"] = net(
+        base_layers(a=layer(0, "a", "Parameter", 'shape="2,3" element_type="fp32"', outputs=[port(0, [2, 3], "FP32")])),
+        base_edges(),
+    )
+    cases["bad_precision"] = net(
+        base_layers(b=layer(1, "b", "Parameter", 'shape="2,3" element_type="f32"', outputs=[port(0, [2, 3], "fp32")])),
+        base_edges(),
+    )
+    cases["bad_dim"] = net(
+        base_layers(b=layer(1, "b", "Parameter", 'shape="2,3" element_type="f32"', outputs=[port(0, [2, "?"], "FP32")])),
+        base_edges(),
+    )
+    cases["port_count"] = net(
+        base_layers(sub=layer(2, "sub", "Subtract", None, [port(0, [2, 3])], [port(2, [2, 3], "FP32")])),
+        base_edges(drop=("b_sub",)),
+    )
+    cases["duplicate_port_id"] = net(
+        base_layers(sub=layer(2, "sub", "Subtract", None, [port(0, [2, 3]), port(0, [2, 3])], [port(2, [2, 3], "FP32")])),
+        base_edges(),
+    )
+    cases["duplicate_layer_id"] = net(
+        base_layers(res=layer(3, "out", "Result", inputs=[port(0, [2, 3])])),
+        base_edges(drop=("div_res",), extra=[edge(3, 2, 3, 0)]),
+    )
+    cases["unknown_layer"] = net(base_layers(), base_edges(drop=("b_div",), extra=[edge(9, 0, 3, 1)]))
+    cases["unknown_port"] = net(base_layers(), base_edges(drop=("b_div",), extra=[edge(1, 0, 3, 7)]))
+    cases["input_fed_twice"] = net(base_layers(), base_edges(extra=[edge(0, 0, 3, 1)]))
+    cases["missing_input"] = net(base_layers(), base_edges(drop=("b_div",)))
+    cases["cycle"] = net(
+        base_layers(),
+        base_edges(drop=("a_sub",), extra=[edge(3, 2, 2, 0)]),
+    )
+    cases["no_result"] = net(base_layers(res=None), base_edges(drop=("div_res",)))
+    cases["layer_structure"] = net(
+        base_layers(
+            sub=layer(2, "sub", "Subtract", 'auto_broadcast="numpy"', [port(0, [2, 3]), port(1, [2, 3])], [port(2, [2, 3], "FP32")]).replace(
+                "<data", '<data auto_broadcast="none"/>\n\t\t\t<data', 1
+            )
+        ),
+        base_edges(),
+    )
+    cases["doctype_entities"] = '<?xml version="1.0"?>\n<!DOCTYPE net [<!ENTITY lol "lol">]>\n' + net(
+        base_layers(), base_edges()
+    ).split("\n", 1)[1]
+    cases["many_errors"] = net(
+        base_layers(
+            a=layer(0, "a", "Parameter", 'shape="2,x" element_type="f32"', outputs=[port(0, [2, 3], "FP32")]),
+            sub=layer(2, "sub", "Multiply", None, [port(0, [2, 3]), port(1, [2, 3])], [port(2, [2, 3], "FP32")]),
+        ),
+        base_edges(drop=("b_div",), extra=[edge(1, 5, 3, 1), edge(7, 0, 4, 0)]),
+    )
+
+    # Weights: a Const k [3] f32 feeding the Divide instead of b.
+    def const_case(offset, size, shape="3", ty="f32"):
+        dims = [int(x) for x in shape.split(",") if x.strip()]
+        layers = base_layers(
+            k=const_layer(5, offset, size, shape, ty),
+            div=layer(
+                3,
+                "div",
+                "Divide",
+                'auto_broadcast="numpy"',
+                [port(0, [2, 3]), port(1, dims)],
+                [port(2, [2, 3], "FP32")],
+            ),
+        )
+        return net(layers, base_edges(drop=("b_div",), extra=[edge(5, 0, 3, 1)]))
+
+    weights = struct.pack("<3f", 1.0, 2.0, 4.0)
+    bins = {}
+    cases["short_bin"] = const_case(4, 12)
+    bins["short_bin"] = weights
+    cases["const_size_too_small"] = const_case(0, 8)
+    bins["const_size_too_small"] = weights
+    cases["missing_bin"] = const_case(0, 12)
+
+    for name, text in cases.items():
+        (d / f"{name}.xml").write_text(text)
+    for name, data in bins.items():
+        (d / f"{name}.bin").write_bytes(data)
+    (d / "README.md").write_text(
+        "Broken IR files, one per error class, written by `../generate.py`.\n"
+        "`cargo test` snapshots the error report of each (`tests/snapshots/`).\n"
+    )
+
+
+def main():
+    os.chdir(HERE)
+    save(sub_div("sub_div_f32"), "sub_div_f32", compress=False)
+    save(sub_div("sub_div_f16_compressed"), "sub_div_f16_compressed", compress=True)
+    save(onnx_model(), "onnx_sub_div", compress=False)
+    save(seed_none(), "seed_none")
+    save(seed_numpy(), "seed_numpy")
+    save(pdpd(), "pdpd")
+    write_pdpd_axis()
+    save(dynamic(), "dynamic")
+    save(int_divide(), "int_divide")
+    save(multi_output(), "multi_output")
+    write_v10()
+    write_quirks()
+    write_dead_branch()
+    write_bad()
+    core = ov.Core()
+    for xml in sorted(HERE.glob("*/model.xml")):
+        core.read_model(str(xml))  # every valid sample must load in OpenVINO too
+    print("samples written to", HERE, "with OpenVINO", ov.__version__, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+//! Helpers shared by the integration tests.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// The crate root: tests run the binary from here so paths in output are relative and stable.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `path` relative to the crate root, with `/` separators.
+pub fn rel(path: &Path) -> String {
+    path.strip_prefix(root())
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// Runs `ovir ARGS` from the crate root and renders exit code, stdout and stderr as one text
+/// for a snapshot.
+pub fn ovir(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_ovir"))
+        .args(args)
+        .current_dir(root())
+        .env_clear()
+        .stdin(Stdio::null())
+        .output()
+        .expect("the ovir binary runs");
+    let code = out.status.code().map_or_else(
+        || format!("killed by a signal: {:?}", out.status),
+        |c| c.to_string(),
+    );
+    format!(
+        "exit code: {code}\n----- stdout -----\n{}----- stderr -----\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
