@@ -2,6 +2,11 @@
 
 mod cli;
 
+/// Loading an IR allocates many small strings and lists in parallel; mimalloc makes that
+/// about 1.8× faster than the system allocator (see `benches/load.rs`).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::process::ExitCode;
 
 use clap::Parser;

@@ -59,17 +59,12 @@ impl Model {
                 ));
             }
         };
-        let doc = crate::ir::parse(file.clone(), text)?;
         let weights_path: Arc<Path> = match &options.weights {
             Some(p) => Arc::from(p.as_path()),
             None => Arc::from(xml.with_extension("bin").as_path()),
         };
-        let weights = if doc.layers.is_empty() {
-            None
-        } else {
-            Weights::open(weights_path.clone())?
-        };
-        let graph = crate::graph::build(doc, weights_path, weights)?;
+        let weights = Weights::open(weights_path.clone())?;
+        let graph = crate::graph::build(file, text, weights_path, weights)?;
         Ok(Model { graph })
     }
 

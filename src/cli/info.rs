@@ -33,6 +33,8 @@ pub fn info(args: &InfoArgs) -> ExitStatus {
         }
     };
     let info = Info::new(model.graph());
+    // The process ends next: freeing every node of a large graph would only cost time.
+    std::mem::forget(model);
     let text = match args.format {
         Format::Text => render_text(&info),
         Format::Json => match serde_json::to_string_pretty(&info) {

@@ -1,5 +1,6 @@
 //! Building a [`Graph`] from an [`IrDocument`], collecting every structural error.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::path::Path;
@@ -9,7 +10,9 @@ use super::names::split_names;
 use super::{Graph, InputPort, IrVersion, Node, OutputPort, PortDecl, Src};
 use crate::dtype::ElementType;
 use crate::error::{Error, ErrorKind, LayerRef, LineCol, Location, PortDir, PortRef};
-use crate::ir::{At, IrDocument, Layer, Port, Source};
+use rayon::prelude::*;
+
+use crate::ir::{At, LayerItem, Port, Source};
 use crate::ops::{self, Attrs, Op};
 use crate::shape::dim::MAX_DIM;
 use crate::weights::Weights;
@@ -18,7 +21,7 @@ use crate::weights::Weights;
 struct Pending {
     id: Option<u64>,
     name: String,
-    ty: String,
+    ty: Cow<'static, str>,
     op: Option<Op>,
     offset: usize,
     pos: LineCol,
@@ -44,6 +47,8 @@ struct PendingPort {
     /// For inputs: an edge names this port but its source could not be resolved (that error
     /// is reported, so a missing input is not reported again).
     claimed: bool,
+    /// For outputs: (node, input position) of every consumer.
+    consumers: Vec<(usize, usize)>,
 }
 
 impl Pending {
@@ -51,7 +56,7 @@ impl Pending {
         LayerRef {
             id: self.id.map_or_else(|| "?".to_owned(), |i| i.to_string()),
             name: self.name.clone(),
-            ty: self.ty.clone(),
+            ty: self.ty.to_string(),
         }
     }
 
@@ -73,6 +78,46 @@ impl Pending {
     }
 }
 
+/// Layer id → node index. IR files number layers 0..n, so a table usually beats hashing.
+enum IdIndex {
+    Dense(Vec<u32>),
+    Sparse(HashMap<u64, usize>),
+}
+
+impl IdIndex {
+    const NONE: u32 = u32::MAX;
+
+    fn new(nodes: &[Pending]) -> IdIndex {
+        let max = nodes.iter().filter_map(|n| n.id).max().unwrap_or(0);
+        let dense = nodes.len() < Self::NONE as usize && max < 2 * nodes.len() as u64 + 1024;
+        if dense {
+            IdIndex::Dense(vec![Self::NONE; max as usize + 1])
+        } else {
+            IdIndex::Sparse(HashMap::with_capacity(nodes.len()))
+        }
+    }
+
+    fn get(&self, id: u64) -> Option<usize> {
+        match self {
+            IdIndex::Dense(t) => t
+                .get(usize::try_from(id).ok()?)
+                .filter(|&&i| i != Self::NONE)
+                .map(|&i| i as usize),
+            IdIndex::Sparse(m) => m.get(&id).copied(),
+        }
+    }
+
+    fn insert(&mut self, id: u64, node: usize) {
+        match self {
+            // `new` sized the table for every id and `node` fits in u32.
+            IdIndex::Dense(t) => t[id as usize] = node as u32,
+            IdIndex::Sparse(m) => {
+                m.insert(id, node);
+            }
+        }
+    }
+}
+
 /// Collected errors, each with the byte offset it sorts by.
 struct Errors<'s, 'a> {
     source: &'s Source<'a>,
@@ -90,13 +135,32 @@ impl Errors<'_, '_> {
     }
 }
 
-/// Builds and validates the graph. `weights` is the opened weights file, if it exists at
-/// `weights_path`. All errors found are returned together.
+/// Reads the IR text of `file` and builds and validates the graph. `weights` is the opened
+/// weights file, if it exists at `weights_path`. All errors found are returned together.
 pub fn build(
-    doc: IrDocument<'_>,
+    file: Arc<Path>,
+    text: &str,
     weights_path: Arc<Path>,
     weights: Option<Weights>,
 ) -> Result<Graph, Error> {
+    // Layers are read and understood on worker threads while the scan goes on.
+    let (mut doc, read) = crate::ir::parse_with(file, text, |source, mut item| {
+        let mut local = Errors {
+            source,
+            list: Vec::new(),
+        };
+        let broken = match item.error.take() {
+            Some(e) => {
+                local.list.push((item.offset, e));
+                true
+            }
+            None => false,
+        };
+        let p = pending_layer(&item, broken, &mut local);
+        (p, local.list)
+    })?;
+    let errors = std::mem::take(&mut doc.errors);
+    let doc = &doc;
     let source = &doc.source;
     let version = match doc.net.version.as_deref() {
         Some("10") => IrVersion(10),
@@ -123,7 +187,7 @@ pub fn build(
         source,
         list: Vec::new(),
     };
-    errs.list.extend(doc.errors);
+    errs.list.extend(errors);
     if doc.layers_section.is_none() {
         errs.at(
             doc.net_offset,
@@ -133,18 +197,22 @@ pub fn build(
     }
 
     // Layers.
-    let mut nodes: Vec<Pending> = doc
-        .layers
-        .iter()
-        .map(|item| pending_layer(item, version, &mut errs))
-        .collect();
+    let mut nodes = Vec::with_capacity(read.len());
+    for (mut p, list) in read {
+        if version.0 < 11 {
+            // IR v10 has no `output_names`; OpenVINO ignores the attribute there.
+            p.output_names.clear();
+        }
+        nodes.push(p);
+        errs.list.extend(list);
+    }
 
     // Layer ids.
-    let mut by_id: HashMap<u64, usize> = HashMap::with_capacity(nodes.len());
+    let mut by_id = IdIndex::new(&nodes);
     let mut shadowed = Vec::new();
     for (i, n) in nodes.iter().enumerate() {
         let Some(id) = n.id else { continue };
-        if let Some(&first) = by_id.get(&id) {
+        if let Some(first) = by_id.get(id) {
             shadowed.push(i);
             errs.at(
                 n.offset,
@@ -164,8 +232,15 @@ pub fn build(
     }
 
     // Edges.
-    for edge in &doc.edges {
-        bind_edge(edge, &by_id, &mut nodes, &mut errs);
+    let edges: Vec<Result<At<crate::ir::Edge>, Error>> = (0..doc.edge_spans.len())
+        .into_par_iter()
+        .map(|i| doc.edge(i))
+        .collect();
+    for (i, edge) in edges.into_iter().enumerate() {
+        match edge {
+            Ok(edge) => bind_edge(&edge, &by_id, &mut nodes, &mut errs),
+            Err(e) => errs.list.push((doc.edge_spans[i].start, e)),
+        }
     }
 
     // Every input of a well-formed layer must be fed.
@@ -209,21 +284,16 @@ pub fn build(
     }
 
     let (dead, unused_inputs) = dead_nodes(&nodes, &outputs);
-    let mut consumers: Vec<Vec<Vec<(usize, usize)>>> = nodes
-        .iter()
-        .map(|n| vec![Vec::new(); n.outputs.len()])
-        .collect();
-    for (i, n) in nodes.iter().enumerate() {
-        for (j, p) in n.inputs.iter().enumerate() {
-            if let Some((src, _)) = p.source {
-                consumers[src.node][src.port].push((i, j));
+    for i in 0..nodes.len() {
+        for j in 0..nodes[i].inputs.len() {
+            if let Some((src, _)) = nodes[i].inputs[j].source {
+                nodes[src.node].outputs[src.port].consumers.push((i, j));
             }
         }
     }
     let nodes = nodes
-        .into_iter()
-        .zip(consumers)
-        .map(|(n, cons)| finish_node(n, cons))
+        .into_par_iter()
+        .map(finish_node)
         .collect::<Option<Vec<Node>>>()
         .ok_or_else(|| {
             Error::at(
@@ -247,21 +317,21 @@ pub fn build(
         unused_inputs,
         weights: weights.map(Arc::new),
         weights_path,
-        rt_info: doc.rt_info,
+        rt_info: doc.rt_info.clone(),
     })
 }
 
-fn pending_layer(item: &At<Layer>, version: IrVersion, errs: &mut Errors) -> Pending {
-    let layer = &item.value;
+fn pending_layer(item: &LayerItem, broken: bool, errs: &mut Errors) -> Pending {
+    let layer = &item.layer;
     let source = errs.source;
     let mut n = Pending {
         id: None,
         name: layer.name.as_deref().unwrap_or("").to_owned(),
-        ty: layer.ty.as_deref().unwrap_or("?").to_owned(),
+        ty: Cow::Borrowed("?"),
         op: None,
         offset: item.offset,
         pos: source.pos(item.offset),
-        broken: item.broken,
+        broken,
         bad_arity: false,
         shadowed: false,
         inputs: Vec::new(),
@@ -288,7 +358,7 @@ fn pending_layer(item: &At<Layer>, version: IrVersion, errs: &mut Errors) -> Pen
             ),
         },
     }
-    if item.broken {
+    if broken {
         return n;
     }
     if layer.name.is_none() {
@@ -301,6 +371,10 @@ fn pending_layer(item: &At<Layer>, version: IrVersion, errs: &mut Errors) -> Pen
         }
         Some(ty) => {
             let def = ops::lookup(ty);
+            n.ty = match def {
+                Some(d) if d.name == ty => Cow::Borrowed(d.name),
+                _ => Cow::Owned(ty.to_owned()),
+            };
             if def.is_none() {
                 errs.at(
                     item.offset,
@@ -349,23 +423,17 @@ fn pending_layer(item: &At<Layer>, version: IrVersion, errs: &mut Errors) -> Pen
             }
         }
     }
-    if version.0 >= 11
-        && let Some(names) = layer.output_names.as_deref()
-    {
+    if let Some(names) = layer.output_names.as_deref() {
         n.output_names = split_names(names);
     }
 
     // Ports.
-    let (in_pos, out_pos) = port_offsets(source.text, item.offset, item.end);
     let no_ports = Vec::new();
     let in_list = layer.input.as_ref().map_or(&no_ports, |l| &l.port);
     let out_list = layer.output.as_ref().map_or(&no_ports, |l| &l.port);
-    for (dir, list, offsets) in [
-        (PortDir::Input, in_list, &in_pos),
-        (PortDir::Output, out_list, &out_pos),
-    ] {
+    for (dir, list) in [(PortDir::Input, in_list), (PortDir::Output, out_list)] {
         for (index, port) in list.iter().enumerate() {
-            let offset = offsets.get(index).copied().unwrap_or(item.offset);
+            let offset = port.offset;
             let p = pending_port(port, dir, index, offset, &n, errs);
             match dir {
                 PortDir::Input => n.inputs.push(p),
@@ -452,6 +520,7 @@ fn pending_port(
         names: Vec::new(),
         source: None,
         claimed: false,
+        consumers: Vec::new(),
     };
     match port.id.as_deref() {
         None => errs.at_loc(
@@ -532,38 +601,9 @@ fn parse_port_dim(text: &str) -> Result<Option<u64>, &'static str> {
     }
 }
 
-/// Byte offsets of the `<port>` start tags of a layer's `<input>` and `<output>` lists.
-fn port_offsets(text: &str, start: usize, end: usize) -> (Vec<usize>, Vec<usize>) {
-    let b = &text.as_bytes()[start..end];
-    let mut ins = Vec::new();
-    let mut outs = Vec::new();
-    let mut section = 0u8; // 0 none, 1 input, 2 output
-    let tag = |at: usize, name: &[u8]| {
-        b[at..].starts_with(name)
-            && b.get(at + name.len())
-                .is_some_and(|&c| matches!(c, b' ' | b'\t' | b'\r' | b'\n' | b'/' | b'>'))
-    };
-    for i in memchr::memchr_iter(b'<', b) {
-        if tag(i + 1, b"input") {
-            section = 1;
-        } else if tag(i + 1, b"output") {
-            section = 2;
-        } else if tag(i + 1, b"/input") || tag(i + 1, b"/output") {
-            section = 0;
-        } else if tag(i + 1, b"port") {
-            match section {
-                1 => ins.push(start + i),
-                2 => outs.push(start + i),
-                _ => {}
-            }
-        }
-    }
-    (ins, outs)
-}
-
 fn bind_edge(
     edge: &At<crate::ir::Edge>,
-    by_id: &HashMap<u64, usize>,
+    by_id: &IdIndex,
     nodes: &mut [Pending],
     errs: &mut Errors,
 ) {
@@ -618,8 +658,8 @@ fn bind_edge(
     if !ok {
         return;
     }
-    let from = by_id.get(&from_layer).copied();
-    let to = by_id.get(&to_layer).copied();
+    let from = by_id.get(from_layer);
+    let to = by_id.get(to_layer);
     let target_ref = to.map(|t| nodes[t].layer_ref());
     if from.is_none() {
         errs.at(
@@ -910,7 +950,7 @@ fn finish_port(p: PendingPort) -> Option<PortDecl> {
     })
 }
 
-fn finish_node(n: Pending, consumers: Vec<Vec<(usize, usize)>>) -> Option<Node> {
+fn finish_node(n: Pending) -> Option<Node> {
     let inputs = n
         .inputs
         .into_iter()
@@ -925,9 +965,9 @@ fn finish_node(n: Pending, consumers: Vec<Vec<(usize, usize)>>) -> Option<Node> 
     let outputs = n
         .outputs
         .into_iter()
-        .zip(consumers)
-        .map(|(mut p, consumers)| {
+        .map(|mut p| {
             let names = std::mem::take(&mut p.names);
+            let consumers = std::mem::take(&mut p.consumers);
             Some(OutputPort {
                 decl: finish_port(p)?,
                 names,
@@ -938,7 +978,6 @@ fn finish_node(n: Pending, consumers: Vec<Vec<(usize, usize)>>) -> Option<Node> 
     Some(Node {
         id: n.id?,
         name: n.name,
-        ty: n.ty,
         op: n.op?,
         pos: n.pos,
         inputs,

@@ -51,8 +51,6 @@ pub struct Graph {
 pub struct Node {
     pub id: u64,
     pub name: String,
-    /// The `type` attribute as written.
-    pub ty: String,
     pub op: Op,
     /// Position of the `<layer>` start tag.
     pub pos: LineCol,
@@ -101,7 +99,7 @@ impl Node {
         LayerRef {
             id: self.id.to_string(),
             name: self.name.clone(),
-            ty: self.ty.clone(),
+            ty: self.op.name().to_owned(),
         }
     }
 

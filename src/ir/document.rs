@@ -5,7 +5,6 @@
 //! unknown sections are tolerated.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
@@ -48,7 +47,7 @@ impl LayerHead {
 }
 
 /// One `<layer>`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 pub struct Layer<'a> {
     #[serde(rename = "@id", borrow, default)]
     pub id: Option<Cow<'a, str>>,
@@ -70,13 +69,14 @@ pub struct Layer<'a> {
     pub output: Option<PortList<'a>>,
 }
 
-/// The attributes of `<data>`, by name (without quick-xml's `@` prefix).
-#[derive(Debug, Default)]
-pub struct Data<'a>(pub BTreeMap<Cow<'a, str>, Cow<'a, str>>);
+/// The attributes of `<data>` (names without quick-xml's `@` prefix), sorted by name. A layer
+/// has a handful, so a sorted list beats a map.
+#[derive(Debug, Default, PartialEq)]
+pub struct Data<'a>(pub Vec<(Cow<'a, str>, Cow<'a, str>)>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Data<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = BTreeMap::<Cow<'a, str>, Cow<'a, str>>::deserialize(d)?;
+        let raw = std::collections::BTreeMap::<Cow<'a, str>, Cow<'a, str>>::deserialize(d)?;
         Ok(Data(
             raw.into_iter()
                 .map(|(k, v)| {
@@ -91,21 +91,35 @@ impl<'de: 'a, 'a> Deserialize<'de> for Data<'a> {
     }
 }
 
-impl Data<'_> {
+impl<'a> Data<'a> {
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).map(|v| v.as_ref())
+        self.0
+            .binary_search_by(|(k, _)| k.as_ref().cmp(key))
+            .ok()
+            .map(|i| self.0[i].1.as_ref())
+    }
+
+    /// Sets `key` (a later duplicate wins, as with a map).
+    pub fn insert(&mut self, key: Cow<'a, str>, value: Cow<'a, str>) {
+        match self
+            .0
+            .binary_search_by(|(k, _)| k.as_ref().cmp(key.as_ref()))
+        {
+            Ok(i) => self.0[i].1 = value,
+            Err(i) => self.0.insert(i, (key, value)),
+        }
     }
 }
 
 /// `<input>` or `<output>`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 pub struct PortList<'a> {
     #[serde(borrow, default)]
     pub port: Vec<Port<'a>>,
 }
 
 /// One `<port>`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 pub struct Port<'a> {
     #[serde(rename = "@id", borrow, default)]
     pub id: Option<Cow<'a, str>>,
@@ -115,10 +129,14 @@ pub struct Port<'a> {
     pub names: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub dim: Vec<Cow<'a, str>>,
+    /// Byte offset of the `<port>` start tag in the file (filled by the fast reader; serde
+    /// leaves it 0).
+    #[serde(skip)]
+    pub offset: usize,
 }
 
 /// One `<edge>`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 pub struct Edge<'a> {
     #[serde(rename = "@from-layer", borrow, default)]
     pub from_layer: Option<Cow<'a, str>>,

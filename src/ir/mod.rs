@@ -1,10 +1,13 @@
 //! Stage 1: XML text → [`IrDocument`]. Structure only, no meaning: values stay as written.
 //!
-//! [`scan`] finds the span of every `<layer>` and `<edge>`; each span is then deserialized with
-//! serde ([`document`]) in parallel, so every item carries its byte offset and every serde error
-//! its position ([`source`] turns offsets into line:col).
+//! [`scan`] finds the span of every `<layer>` and `<edge>`; each span is then read into the
+//! [`document`] structs in parallel, so every item carries its byte offset and every error its
+//! position ([`source`] turns offsets into line:col). The structs are serde structs and quick-xml's
+//! deserializer is their reference reader; [`read`] is the fast reader loading uses, tested to
+//! agree with serde.
 
 pub mod document;
+pub mod read;
 pub mod scan;
 pub mod source;
 
@@ -12,7 +15,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use quick_xml::events::Event;
-use rayon::prelude::*;
 
 pub use document::{Data, Edge, Layer, LayerHead, NetAttrs, Port, PortList};
 pub use source::{LineIndex, Source};
@@ -24,12 +26,17 @@ use crate::error::{Error, ErrorKind, LayerRef};
 pub struct At<T> {
     /// Byte offset of the element's start tag.
     pub offset: usize,
-    /// Byte offset just after the element's end.
-    pub end: usize,
     pub value: T,
-    /// The element did not deserialize (an error was recorded); only its start tag's
-    /// attributes are known.
-    pub broken: bool,
+}
+
+/// A layer as read from its span.
+#[derive(Debug)]
+pub struct LayerItem<'a> {
+    pub offset: usize,
+    pub layer: Layer<'a>,
+    /// The element could not be read (the error is given); only its start tag's attributes
+    /// are known, so that edges to it still resolve and errors can name it.
+    pub error: Option<Error>,
 }
 
 /// A parsed IR document.
@@ -40,21 +47,73 @@ pub struct IrDocument<'a> {
     pub net_offset: usize,
     pub layers_section: Option<usize>,
     pub edges_section: Option<usize>,
-    pub layers: Vec<At<Layer<'a>>>,
-    pub edges: Vec<At<Edge<'a>>>,
+    /// Every `<layer>` in `<layers>`, in document order; read one with [`IrDocument::layer`].
+    pub layer_spans: Vec<scan::Span>,
+    /// Every `<edge>` in `<edges>`, in document order; read one with [`IrDocument::edge`].
+    pub edge_spans: Vec<scan::Span>,
     /// The net-level `<rt_info>` flattened to `(key, value)` pairs (`a.b` for nested entries;
     /// `<info name="k" value="v"/>` gives `k`).
     pub rt_info: Vec<(String, String)>,
-    /// Errors in single layers or edges, with the byte offsets they occurred at; the rest of
-    /// the document is still usable.
+    /// Errors found while scanning (with the byte offsets they occurred at); the rest of the
+    /// document is still usable.
     pub errors: Vec<(usize, Error)>,
 }
 
+/// Layers are handed to the per-layer function in batches of this many.
+const BATCH: usize = 512;
+
 /// Parses the XML text of an IR file. Structural XML errors are fatal; errors inside single
-/// layers or edges are collected in [`IrDocument::errors`].
+/// layers or edges are collected in [`IrDocument::errors`] or reported when the layer is read.
 pub fn parse(file: Arc<Path>, text: &str) -> Result<IrDocument<'_>, Error> {
-    let source = Source::new(file, text);
-    let sk = scan::scan(text).map_err(|e| {
+    parse_with(file, text, |_, _| ()).map(|(doc, _)| doc)
+}
+
+/// [`parse`], and `per_layer` applied to every layer (in document order in the result). The
+/// layers are read and handed over on other threads while the structural scan goes on, so
+/// reading them costs almost no time beyond the scan.
+pub fn parse_with<'a, T, F>(
+    file: Arc<Path>,
+    text: &'a str,
+    per_layer: F,
+) -> Result<(IrDocument<'a>, Vec<T>), Error>
+where
+    T: Send,
+    F: Fn(&Source<'a>, LayerItem<'a>) -> T + Sync,
+{
+    let source = Source::with_lines(file, text, LineIndex::new_parallel(text));
+    let batches: std::sync::Mutex<Vec<(usize, Vec<T>)>> = std::sync::Mutex::new(Vec::new());
+    let sk = rayon::scope(|scope| {
+        let (source, per_layer, batches) = (&source, &per_layer, &batches);
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut index = 0;
+        let mut flush = |batch: Vec<scan::Span>| {
+            let k = index;
+            index += 1;
+            scope.spawn(move |_| {
+                let out: Vec<T> = batch
+                    .into_iter()
+                    .map(|span| per_layer(source, source.read_layer(span)))
+                    .collect();
+                if let Ok(mut list) = batches.lock() {
+                    list.push((k, out));
+                }
+            });
+        };
+        let sk = scan::scan_with(text, &mut |span| {
+            batch.push(span);
+            if batch.len() == BATCH {
+                flush(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)));
+            }
+        });
+        if !batch.is_empty() {
+            flush(batch);
+        }
+        sk
+    });
+    let mut batches = batches.into_inner().unwrap_or_else(|e| e.into_inner());
+    batches.sort_by_key(|(k, _)| *k);
+    let results: Vec<T> = batches.into_iter().flat_map(|(_, out)| out).collect();
+    let sk = sk.map_err(|e| {
         let kind = match e.kind {
             scan::ScanErrorKind::Malformed { message, opened_at } => ErrorKind::Xml {
                 message: match opened_at {
@@ -95,105 +154,85 @@ pub fn parse(file: Arc<Path>, text: &str) -> Result<IrDocument<'_>, Error> {
         ));
     }
 
-    let layers: Vec<(At<Layer>, Option<Error>)> = sk
-        .layers
-        .par_iter()
-        .map(|span| {
-            let xml = &text[span.start..span.end];
-            match quick_xml::de::from_str::<Layer>(xml) {
-                Ok(value) => (
-                    At {
-                        offset: span.start,
-                        end: span.end,
-                        value,
-                        broken: false,
-                    },
-                    None,
-                ),
-                Err(e) => {
-                    // Keep what the start tag says (id, name, type) so that edges to this layer
-                    // still resolve and the error names the layer.
-                    let head = start_tag(xml)
-                        .and_then(|t| de_start_tag::<LayerHead>(t).ok())
-                        .unwrap_or_default();
-                    let layer = LayerRef {
-                        id: head.id.clone().unwrap_or_else(|| "?".into()),
-                        name: head.name.clone().unwrap_or_default(),
-                        ty: head.ty.clone().unwrap_or_else(|| "?".into()),
-                    };
-                    let err = Error::at(
-                        ErrorKind::Structure {
-                            element: "layer",
-                            message: e.to_string(),
-                        },
-                        source.locate(span.start, Some(layer)),
-                    );
-                    (
-                        At {
-                            offset: span.start,
-                            end: span.end,
-                            value: head.into_layer(),
-                            broken: true,
-                        },
-                        Some(err),
-                    )
-                }
-            }
-        })
-        .collect();
-    let mut layer_items = Vec::with_capacity(layers.len());
-    for (item, err) in layers {
-        if let Some(e) = err {
-            errors.push((item.offset, e));
-        }
-        layer_items.push(item);
-    }
-
-    let edges: Vec<Result<At<Edge>, (usize, Error)>> = sk
-        .edges
-        .par_iter()
-        .map(|span| {
-            let xml = &text[span.start..span.end];
-            quick_xml::de::from_str::<Edge>(xml)
-                .map(|value| At {
-                    offset: span.start,
-                    end: span.end,
-                    value,
-                    broken: false,
-                })
-                .map_err(|e| {
-                    let kind = ErrorKind::Structure {
-                        element: "edge",
-                        message: e.to_string(),
-                    };
-                    (span.start, Error::at(kind, source.locate(span.start, None)))
-                })
-        })
-        .collect();
-    let mut edge_items = Vec::with_capacity(edges.len());
-    for e in edges {
-        match e {
-            Ok(item) => edge_items.push(item),
-            Err(err) => errors.push(err),
-        }
-    }
-
     let rt_info = sk
         .rt_info
         .map(|s| flatten_rt_info(&text[s.start..s.end]))
         .unwrap_or_default();
 
-    Ok(IrDocument {
+    let doc = IrDocument {
         net,
         net_offset: sk.net_tag.start,
         layers_section: sk.layers_section,
         edges_section: sk.edges_section,
-        layers: layer_items,
-        edges: edge_items,
+        layer_spans: sk.layers,
+        edge_spans: sk.edges,
         rt_info,
         errors,
         source,
-    })
+    };
+    Ok((doc, results))
+}
+
+impl<'a> IrDocument<'a> {
+    /// Reads the `i`-th layer.
+    pub fn layer(&self, i: usize) -> LayerItem<'a> {
+        self.source.read_layer(self.layer_spans[i])
+    }
+
+    /// Reads the `i`-th edge.
+    pub fn edge(&self, i: usize) -> Result<At<Edge<'a>>, Error> {
+        let span = self.edge_spans[i];
+        let text: &'a str = self.source.text;
+        read::edge(&text[span.start..span.end])
+            .map(|value| At {
+                offset: span.start,
+                value,
+            })
+            .map_err(|message| {
+                let kind = ErrorKind::Structure {
+                    element: "edge",
+                    message,
+                };
+                Error::at(kind, self.source.locate(span.start, None))
+            })
+    }
+}
+
+impl<'a> Source<'a> {
+    /// Reads the layer at `span`. A layer that cannot be read keeps what its start tag says.
+    pub fn read_layer(&self, span: scan::Span) -> LayerItem<'a> {
+        let text: &'a str = self.text;
+        let xml = &text[span.start..span.end];
+        match read::layer(xml, span.start) {
+            Ok(layer) => LayerItem {
+                offset: span.start,
+                layer,
+                error: None,
+            },
+            Err(message) => {
+                let head = start_tag(xml)
+                    .and_then(|t| de_start_tag::<LayerHead>(t).ok())
+                    .unwrap_or_default();
+                let layer = LayerRef {
+                    id: head.id.clone().unwrap_or_else(|| "?".into()),
+                    name: head.name.clone().unwrap_or_default(),
+                    ty: head.ty.clone().unwrap_or_else(|| "?".into()),
+                };
+                let error = Error::at(
+                    ErrorKind::Structure {
+                        element: "layer",
+                        message,
+                    },
+                    self.locate(span.start, Some(layer)),
+                );
+                LayerItem {
+                    offset: span.start,
+                    layer: head.into_layer(),
+                    error: Some(error),
+                }
+            }
+        }
+    }
 }
 
 /// The start tag at the beginning of an element's text.

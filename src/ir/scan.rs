@@ -96,6 +96,12 @@ fn is_name_end(b: u8) -> bool {
 
 /// Walks the document; see the module docs.
 pub fn scan(text: &str) -> Result<Skeleton, ScanError> {
+    scan_with(text, &mut |_| {})
+}
+
+/// [`scan`], calling `on_layer` with the span of each `<layer>` as soon as it ends, so the
+/// caller can start reading layers while the scan goes on.
+pub fn scan_with(text: &str, on_layer: &mut dyn FnMut(Span)) -> Result<Skeleton, ScanError> {
     let b = text.as_bytes();
     let mut sk = Skeleton::default();
     // Open elements: (name, start offset). Names borrow from the text.
@@ -138,8 +144,11 @@ pub fn scan(text: &str) -> Result<Skeleton, ScanError> {
                 }
             }
             Some(b'/') => {
-                let gt = memchr(b'>', &b[lt..])
-                    .map(|g| lt + g)
+                // End tags are short: a plain loop beats a memchr call.
+                let gt = b[lt + 2..]
+                    .iter()
+                    .position(|&c| c == b'>')
+                    .map(|g| lt + 2 + g)
                     .ok_or_else(|| malformed(lt, "unterminated end tag"))?;
                 let name = text[lt + 2..gt].trim_end();
                 let Some((open, open_at)) = stack.pop() else {
@@ -153,7 +162,12 @@ pub fn scan(text: &str) -> Result<Skeleton, ScanError> {
                     ));
                 }
                 let end = gt + 1;
-                close_element(&mut sk, &mut section, &stack, open, open_at, end);
+                if close_element(&mut sk, &mut section, &stack, open, open_at, end) {
+                    on_layer(Span {
+                        start: open_at,
+                        end,
+                    });
+                }
                 i = end;
             }
             _ => {
@@ -167,18 +181,27 @@ pub fn scan(text: &str) -> Result<Skeleton, ScanError> {
                 }
                 let name = &text[name_start..name_start + name_len];
                 // Find the closing `>`, skipping quoted attribute values (which may contain `>`).
+                // Most tags in an IR (`<dim>`, `<port ...>`) are short: try the next byte first.
                 let mut j = name_start + name_len;
-                let gt = loop {
-                    let k = memchr3(b'"', b'\'', b'>', &b[j..])
-                        .map(|k| j + k)
-                        .ok_or_else(|| malformed(lt, format!("unterminated start tag <{name}")))?;
-                    if b[k] == b'>' {
-                        break k;
+                let gt = if b[j] == b'>' {
+                    j
+                } else if b[j] == b'/' && b.get(j + 1) == Some(&b'>') {
+                    j + 1
+                } else {
+                    loop {
+                        let k = memchr3(b'"', b'\'', b'>', &b[j..])
+                            .map(|k| j + k)
+                            .ok_or_else(|| {
+                                malformed(lt, format!("unterminated start tag <{name}"))
+                            })?;
+                        if b[k] == b'>' {
+                            break k;
+                        }
+                        let close = memchr(b[k], &b[k + 1..]).ok_or_else(|| {
+                            malformed(k, format!("unterminated attribute value in <{name}"))
+                        })?;
+                        j = k + 1 + close + 1;
                     }
-                    let close = memchr(b[k], &b[k + 1..]).ok_or_else(|| {
-                        malformed(k, format!("unterminated attribute value in <{name}"))
-                    })?;
-                    j = k + 1 + close + 1;
                 };
                 let self_closing = b[gt - 1] == b'/';
                 if stack.is_empty() {
@@ -201,7 +224,12 @@ pub fn scan(text: &str) -> Result<Skeleton, ScanError> {
                     section = open_section(&mut sk, name, lt);
                 }
                 if self_closing {
-                    close_element(&mut sk, &mut section, &stack, name, lt, gt + 1);
+                    if close_element(&mut sk, &mut section, &stack, name, lt, gt + 1) {
+                        on_layer(Span {
+                            start: lt,
+                            end: gt + 1,
+                        });
+                    }
                 } else {
                     stack.push((name, lt));
                 }
@@ -247,7 +275,7 @@ fn open_section(sk: &mut Skeleton, name: &str, at: usize) -> Section {
     }
 }
 
-/// Called when an element ends; `stack` holds its ancestors.
+/// Called when an element ends; `stack` holds its ancestors. Returns whether it was a layer.
 fn close_element(
     sk: &mut Skeleton,
     section: &mut Section,
@@ -255,7 +283,7 @@ fn close_element(
     name: &str,
     start: usize,
     end: usize,
-) {
+) -> bool {
     let span = Span { start, end };
     match stack.len() {
         1 => {
@@ -265,12 +293,16 @@ fn close_element(
             *section = Section::Other;
         }
         2 => match (*section, name) {
-            (Section::Layers, "layer") => sk.layers.push(span),
+            (Section::Layers, "layer") => {
+                sk.layers.push(span);
+                return true;
+            }
             (Section::Edges, "edge") => sk.edges.push(span),
             _ => {}
         },
         _ => {}
     }
+    false
 }
 
 #[cfg(test)]

@@ -25,6 +25,29 @@ impl LineIndex {
         }
     }
 
+    /// [`LineIndex::new`] on two threads.
+    pub fn new_parallel(text: &str) -> LineIndex {
+        let mid = text.len() / 2;
+        let (a, b) = text.as_bytes().split_at(mid);
+        let (mut first, second) = rayon::join(
+            || {
+                memchr::memchr_iter(b'\n', a)
+                    .map(|i| i + 1)
+                    .collect::<Vec<_>>()
+            },
+            || {
+                memchr::memchr_iter(b'\n', b)
+                    .map(|i| mid + i + 1)
+                    .collect::<Vec<_>>()
+            },
+        );
+        first.extend(second);
+        LineIndex {
+            starts: first,
+            text_len: text.len(),
+        }
+    }
+
     /// 1-based line and column (in characters) of a byte offset into `text`, which must be
     /// the text this index was built from.
     pub fn line_col(&self, text: &str, offset: usize) -> LineCol {
@@ -56,6 +79,10 @@ impl<'a> Source<'a> {
             lines: LineIndex::new(text),
             text,
         }
+    }
+
+    pub fn with_lines(file: Arc<Path>, text: &'a str, lines: LineIndex) -> Source<'a> {
+        Source { file, text, lines }
     }
 
     pub fn pos(&self, offset: usize) -> LineCol {
