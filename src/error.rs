@@ -281,35 +281,41 @@ impl ErrorKind {
     }
 }
 
-/// An error and, where it has one, its location.
+/// An error and, where it has one, its location. (Boxed: results stay one pointer wide.)
 #[derive(Debug)]
 pub struct Error {
-    pub kind: ErrorKind,
-    pub at: Option<Box<Location>>,
+    inner: Box<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    kind: ErrorKind,
+    at: Option<Location>,
 }
 
 impl Error {
     pub fn new(kind: ErrorKind) -> Error {
-        Error { kind, at: None }
+        Error {
+            inner: Box::new(Inner { kind, at: None }),
+        }
     }
 
     pub fn at(kind: ErrorKind, at: Location) -> Error {
         Error {
-            kind,
-            at: Some(Box::new(at)),
+            inner: Box::new(Inner { kind, at: Some(at) }),
         }
     }
 
     pub fn kind(&self) -> &ErrorKind {
-        &self.kind
+        &self.inner.kind
     }
 
     pub fn location(&self) -> Option<&Location> {
-        self.at.as_deref()
+        self.inner.at.as_ref()
     }
 
     pub fn code(&self) -> &'static str {
-        self.kind.code()
+        self.inner.kind.code()
     }
 
     /// Wraps a list: one error stays itself, several become [`ErrorKind::Several`].
@@ -323,7 +329,7 @@ impl Error {
 
     /// The individual errors (the inverse of [`Error::from_list`]).
     pub fn into_list(self) -> Vec<Error> {
-        match self.kind {
+        match self.inner.kind {
             ErrorKind::Several(list) => list.into_iter().flat_map(Error::into_list).collect(),
             _ => vec![self],
         }
@@ -331,7 +337,7 @@ impl Error {
 
     /// The individual errors, by reference.
     pub fn iter(&self) -> Box<dyn Iterator<Item = &Error> + '_> {
-        match &self.kind {
+        match &self.inner.kind {
             ErrorKind::Several(list) => Box::new(list.iter().flat_map(Error::iter)),
             _ => Box::new(std::iter::once(self)),
         }
@@ -340,28 +346,51 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let ErrorKind::Several(list) = &self.kind {
+        if let ErrorKind::Several(list) = &self.inner.kind {
             write!(f, "{} errors:", list.len())?;
             for e in list {
                 write!(f, "\n{e}")?;
             }
             return Ok(());
         }
-        match &self.at {
-            Some(at) => write!(f, "{at}: {}", self.kind),
-            None => write!(f, "{}", self.kind),
+        match &self.inner.at {
+            Some(at) => write!(f, "{at}: {}", self.inner.kind),
+            None => write!(f, "{}", self.inner.kind),
         }
     }
 }
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        std::error::Error::source(&self.kind)
+        std::error::Error::source(&self.inner.kind)
     }
 }
 
 impl From<ErrorKind> for Error {
     fn from(kind: ErrorKind) -> Error {
         Error::new(kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every code `ErrorKind::code` can return is documented in docs/errors.md.
+    #[test]
+    fn every_code_is_documented() {
+        let doc = include_str!("../docs/errors.md");
+        let source = include_str!("error.rs");
+        let codes: Vec<&str> = source
+            .lines()
+            .filter_map(|l| l.split("=> \"").nth(1))
+            .filter_map(|rest| rest.split('"').next())
+            .filter(|c| c.starts_with('E') && *c != "E000")
+            .collect();
+        assert!(codes.len() > 20, "{codes:?}");
+        for code in codes {
+            assert!(
+                doc.contains(&format!("| {code} |")),
+                "{code} is not in docs/errors.md"
+            );
+        }
     }
 }

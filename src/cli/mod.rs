@@ -28,11 +28,11 @@ pub enum Format {
     Json,
 }
 
-/// The exit status contract: 0 ok, 1 findings or a failed comparison, 2 could not run.
+/// The exit status contract: 0 ok, 1 findings or a failed comparison (`check`, `diff`),
+/// 2 could not run (unreadable or invalid input, usage errors).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExitStatus {
     Success = 0,
-    Failure = 1,
     Error = 2,
 }
 

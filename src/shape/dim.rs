@@ -87,9 +87,7 @@ impl Dim {
                 err("the interval is reversed (its lower bound exceeds its upper bound)")
             });
         }
-        parse_number(field)
-            .map(Dim::fixed)
-            .map_err(|r| err(&format!("{r}")))
+        parse_number(field).map(Dim::fixed).map_err(err)
     }
 }
 

@@ -1,5 +1,8 @@
 //! Helpers shared by the integration tests.
 
+// Each test crate uses a different subset of these helpers.
+#![allow(dead_code)]
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 
