@@ -556,6 +556,12 @@ def write_bad():
         base_edges(drop=("b_div",), extra=[edge(1, 5, 3, 1), edge(7, 0, 4, 0)]),
     )
 
+    cases["no_layers_section"] = '<?xml version="1.0"?>\n<net name="bad" version="11">\n\t<edges/>\n</net>\n'
+    cases["duplicate_edges_section"] = net(base_layers(), base_edges()).replace(
+        "\t</edges>\n", "\t</edges>\n\t<edges>\n" + edge(0, 0, 2, 0) + "\t</edges>\n"
+    )
+    cases["edge_missing_attribute"] = net(base_layers(), base_edges()).replace(' from-port="0" to-layer="2" to-port="1"', ' to-layer="2" to-port="1"', 1)
+
     # Weights: a Const k [3] f32 feeding the Divide instead of b.
     def const_case(offset, size, shape="3", ty="f32"):
         dims = [int(x) for x in shape.split(",") if x.strip()]
@@ -579,6 +585,8 @@ def write_bad():
     cases["const_size_too_small"] = const_case(0, 8)
     bins["const_size_too_small"] = weights
     cases["missing_bin"] = const_case(0, 12)
+    cases["const_too_large"] = const_case(0, 12, shape="4294967296,4294967296,2")
+    bins["const_too_large"] = weights
 
     for name, text in cases.items():
         (d / f"{name}.xml").write_text(text)

@@ -653,6 +653,13 @@ fn bind_edge(
         Some(to_port),
     ] = fields
     else {
+        // The edge is reported; do not report the input it meant to feed as missing too.
+        if let [_, _, Some(to_layer), Some(to_port)] = fields
+            && let Some(to) = by_id.get(to_layer)
+            && let Some(p) = nodes[to].inputs.iter_mut().find(|p| p.id == Some(to_port))
+        {
+            p.claimed = true;
+        }
         return;
     };
     if !ok {
