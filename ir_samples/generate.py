@@ -492,30 +492,17 @@ def write_bad():
         ),
         base_edges(),
     )
-    cases["missing_attribute"] = net(
-        base_layers(a=layer(0, "a", "Parameter", 'shape="2,3"', outputs=[port(0, [2, 3], "FP32")])),
-        base_edges(),
-    )
-    cases["bad_shape"] = net(
-        base_layers(a=layer(0, "a", "Parameter", 'shape="2,-3" element_type="f32"', outputs=[port(0, [2, 3], "FP32")])),
-        base_edges(),
-    )
-    cases["reversed_interval"] = net(
-        base_layers(a=layer(0, "a", "Parameter", 'shape="2,3..1" element_type="f32"', outputs=[port(0, [2, 3], "FP32")])),
-        base_edges(),
-    )
-    cases["bad_element_type"] = net(
-        base_layers(a=layer(0, "a", "Parameter", 'shape="2,3" element_type="fp32"', outputs=[port(0, [2, 3], "FP32")])),
-        base_edges(),
-    )
-    cases["bad_precision"] = net(
-        base_layers(b=layer(1, "b", "Parameter", 'shape="2,3" element_type="f32"', outputs=[port(0, [2, 3], "fp32")])),
-        base_edges(),
-    )
-    cases["bad_dim"] = net(
-        base_layers(b=layer(1, "b", "Parameter", 'shape="2,3" element_type="f32"', outputs=[port(0, [2, "?"], "FP32")])),
-        base_edges(),
-    )
+    def with_param(key, lid, data, dims=(2, 3), precision="FP32"):
+        """The base model with Parameter `key` replaced."""
+        p = layer(lid, key, "Parameter", data, outputs=[port(0, list(dims), precision)])
+        return net(base_layers(**{key: p}), base_edges())
+
+    cases["missing_attribute"] = with_param("a", 0, 'shape="2,3"')
+    cases["bad_shape"] = with_param("a", 0, 'shape="2,-3" element_type="f32"')
+    cases["reversed_interval"] = with_param("a", 0, 'shape="2,3..1" element_type="f32"')
+    cases["bad_element_type"] = with_param("a", 0, 'shape="2,3" element_type="fp32"')
+    cases["bad_precision"] = with_param("b", 1, 'shape="2,3" element_type="f32"', precision="fp32")
+    cases["bad_dim"] = with_param("b", 1, 'shape="2,3" element_type="f32"', dims=(2, "?"))
     cases["port_count"] = net(
         base_layers(sub=layer(2, "sub", "Subtract", None, [port(0, [2, 3])], [port(2, [2, 3], "FP32")])),
         base_edges(drop=("b_sub",)),
