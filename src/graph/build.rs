@@ -197,15 +197,18 @@ pub fn build(
     }
 
     // Layers.
-    let mut nodes = Vec::with_capacity(read.len());
-    for (mut p, list) in read {
-        if version.0 < 11 {
-            // IR v10 has no `output_names`; OpenVINO ignores the attribute there.
-            p.output_names.clear();
-        }
-        nodes.push(p);
-        errs.list.extend(list);
-    }
+    // (Collected in place: the list of read layers becomes the list of nodes.)
+    let mut nodes: Vec<Pending> = read
+        .into_iter()
+        .map(|(mut p, list)| {
+            if version.0 < 11 {
+                // IR v10 has no `output_names`; OpenVINO ignores the attribute there.
+                p.output_names.clear();
+            }
+            errs.list.extend(list);
+            p
+        })
+        .collect();
 
     // Layer ids.
     let mut by_id = IdIndex::new(&nodes);
@@ -291,8 +294,9 @@ pub fn build(
             }
         }
     }
+    // In place, like the list above.
     let nodes = nodes
-        .into_par_iter()
+        .into_iter()
         .map(finish_node)
         .collect::<Option<Vec<Node>>>()
         .ok_or_else(|| {

@@ -112,7 +112,10 @@ where
     });
     let mut batches = batches.into_inner().unwrap_or_else(|e| e.into_inner());
     batches.sort_by_key(|(k, _)| *k);
-    let results: Vec<T> = batches.into_iter().flat_map(|(_, out)| out).collect();
+    let mut results: Vec<T> = Vec::with_capacity(batches.iter().map(|(_, b)| b.len()).sum());
+    for (_, batch) in batches {
+        results.extend(batch);
+    }
     let sk = sk.map_err(|e| {
         let kind = match e.kind {
             scan::ScanErrorKind::Malformed { message, opened_at } => ErrorKind::Xml {
