@@ -9,6 +9,8 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::shape::{Dim, PartialShape};
+
 /// How an elementwise op broadcasts its inputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AutoBroadcast {
@@ -65,6 +67,136 @@ impl AutoBroadcast {
     }
 }
 
+/// Why two shapes do not broadcast.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BroadcastError {
+    /// The output axis where the dims clash, when one axis is to blame.
+    pub axis: Option<usize>,
+    pub reason: String,
+}
+
+fn clash(axis: usize, reason: String) -> BroadcastError {
+    BroadcastError {
+        axis: Some(axis),
+        reason,
+    }
+}
+
+fn whole(reason: String) -> BroadcastError {
+    BroadcastError { axis: None, reason }
+}
+
+impl AutoBroadcast {
+    /// The output shape of an elementwise op with inputs `a` and `b`, by OpenVINO's rules
+    /// (`eltwise_shape_infer`): `none` merges, `numpy` and `pdpd` broadcast-merge.
+    pub fn infer(&self, a: &PartialShape, b: &PartialShape) -> Result<PartialShape, BroadcastError> {
+        match *self {
+            AutoBroadcast::None => merge(a, b),
+            AutoBroadcast::Numpy => numpy(a, b),
+            AutoBroadcast::Pdpd { axis, .. } => pdpd(a, b, axis),
+        }
+    }
+
+    /// The output shape for static input shapes (what execution needs).
+    pub fn infer_static(&self, a: &[u64], b: &[u64]) -> Result<Vec<u64>, BroadcastError> {
+        let out = self.infer(&PartialShape::fixed(a), &PartialShape::fixed(b))?;
+        // Static inputs give a static output under every rule.
+        out.to_static()
+            .ok_or_else(|| whole("internal error: static shapes gave a dynamic output".into()))
+    }
+}
+
+/// `none`: equal ranks, each pair of dims intersected (`PartialShape::merge_into`).
+pub fn merge(a: &PartialShape, b: &PartialShape) -> Result<PartialShape, BroadcastError> {
+    let (Some(da), Some(db)) = (a.dims(), b.dims()) else {
+        // A dynamic rank takes the other shape.
+        return Ok(if a.rank().is_none() { b.clone() } else { a.clone() });
+    };
+    if da.len() != db.len() {
+        return Err(whole(format!(
+            "the ranks differ ({} and {}) and auto_broadcast is none",
+            da.len(),
+            db.len()
+        )));
+    }
+    da.iter()
+        .zip(db)
+        .enumerate()
+        .map(|(i, (&x, &y))| {
+            x.merge(y)
+                .ok_or_else(|| clash(i, format!("{x} and {y} differ and auto_broadcast is none")))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(PartialShape::new)
+}
+
+/// `numpy`: right-aligned, missing leading dims are 1, each pair broadcast-merged.
+pub fn numpy(a: &PartialShape, b: &PartialShape) -> Result<PartialShape, BroadcastError> {
+    let (Some(da), Some(db)) = (a.dims(), b.dims()) else {
+        return Ok(PartialShape::dynamic_rank());
+    };
+    let rank = da.len().max(db.len());
+    let at = |d: &[Dim], i: usize| {
+        let pad = rank - d.len();
+        if i < pad { Dim::fixed(1) } else { d[i - pad] }
+    };
+    (0..rank)
+        .map(|i| {
+            let (x, y) = (at(da, i), at(db, i));
+            x.broadcast_merge(y).ok_or_else(|| {
+                clash(
+                    i,
+                    format!("{x} and {y} cannot be broadcast together (they differ and neither is 1)"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(PartialShape::new)
+}
+
+/// `pdpd`: B is aligned into A starting at `axis` (−1: `rank(A) − rank(B)`); the output has
+/// A's rank, with A's dims refined by B's.
+pub fn pdpd(a: &PartialShape, b: &PartialShape, axis: i64) -> Result<PartialShape, BroadcastError> {
+    let (Some(da), Some(db)) = (a.dims(), b.dims()) else {
+        return Ok(PartialShape::dynamic_rank());
+    };
+    if db.len() > da.len() {
+        return Err(whole(format!(
+            "B has rank {} but A has rank {}: pdpd broadcasts B onto A only",
+            db.len(),
+            da.len()
+        )));
+    }
+    let start = match axis {
+        -1 => da.len() - db.len(),
+        a if a >= 0 => usize::try_from(a).unwrap_or(usize::MAX),
+        _ => return Err(whole(format!("the pdpd axis {axis} is invalid (it is -1 or an index)"))),
+    };
+    if start.checked_add(db.len()).is_none_or(|end| end > da.len()) {
+        return Err(whole(format!(
+            "B (rank {}) placed at axis {start} reaches past A's rank {}",
+            db.len(),
+            da.len()
+        )));
+    }
+    let mut out = da.to_vec();
+    for (i, &y) in db.iter().enumerate() {
+        let x = out[start + i];
+        if let (Some(sx), Some(sy)) = (x.get_static(), y.get_static())
+            && sy > sx
+        {
+            return Err(clash(
+                start + i,
+                format!("B's {y} is larger than A's {x}: pdpd broadcasts B onto A only"),
+            ));
+        }
+        out[start + i] = x
+            .broadcast_merge(y)
+            .ok_or_else(|| clash(start + i, format!("A's {x} and B's {y} cannot be broadcast together")))?;
+    }
+    Ok(PartialShape::new(out))
+}
+
 /// The attribute that holds the pdpd axis (the key really contains a dot).
 pub const AXIS_ATTR: &str = "auto_broadcast.auto_broadcast_axis";
 
@@ -87,6 +219,86 @@ impl Serialize for AutoBroadcast {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn show(spec: AutoBroadcast, a: &str, b: &str) -> String {
+        let a = PartialShape::parse(a).unwrap();
+        let b = PartialShape::parse(b).unwrap();
+        match spec.infer(&a, &b) {
+            Ok(s) => s.to_string(),
+            Err(e) => match e.axis {
+                Some(ax) => format!("error at axis {ax}"),
+                None => "error".into(),
+            },
+        }
+    }
+
+    /// The interval cases measured with OpenVINO 2026.4 (semantics reference §1.2).
+    #[test]
+    fn numpy_interval_table() {
+        let table = [
+            ("?,3", "3", "[?,3]"),
+            ("?", "1", "[?]"),
+            ("?", "5", "[5]"),
+            ("1..10", "5", "[5]"),
+            ("2..10", "5", "[5]"),
+            ("2..10", "1..3", "[2..10]"),
+            ("1..10", "1..3", "[1..10]"),
+            ("2..4", "5..8", "error at axis 0"),
+            ("3..", "..2", "[3..]"),
+            ("1", "0", "[0]"),
+            ("0", "3", "error at axis 0"),
+            ("...", "2,3", "[...]"),
+            ("", "2,3", "[2,3]"),
+            ("", "", "[]"),
+            ("8,1,6,1", "7,1,5", "[8,7,6,5]"),
+            ("256,56", "56", "[256,56]"),
+            ("2,3", "4", "error at axis 1"),
+            ("2,3,4", "5,1,1,1", "[5,2,3,4]"),
+        ];
+        for (a, b, want) in table {
+            assert_eq!(show(AutoBroadcast::Numpy, a, b), want, "{a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn none_table() {
+        let table = [
+            ("?,3", "2,?", "[2,3]"),
+            ("1..5", "3..8", "[3..5]"),
+            ("2,1", "2,3", "error at axis 1"),
+            ("2,3", "3", "error"),
+            ("...", "2,3", "[2,3]"),
+            ("256,56", "256,56", "[256,56]"),
+        ];
+        for (a, b, want) in table {
+            assert_eq!(show(AutoBroadcast::None, a, b), want, "{a} vs {b}");
+        }
+    }
+
+    /// §1.3: A = [2,3,4,5].
+    #[test]
+    fn pdpd_table() {
+        let pd = |axis| AutoBroadcast::Pdpd { axis, axis_given: true };
+        let table = [
+            ("3,4", 1, "[2,3,4,5]"),
+            ("3,1", 1, "[2,3,4,5]"),
+            ("2,3", 0, "[2,3,4,5]"),
+            ("1,3", 0, "[2,3,4,5]"),
+            ("4,1", -1, "[2,3,4,5]"),
+            ("1,1,1,1,1", 0, "error"),
+            ("4,5", -2, "error"),
+            ("4,5", 3, "error"),
+            ("4,5", -1, "[2,3,4,5]"),
+            ("", -1, "[2,3,4,5]"),
+        ];
+        for (b, axis, want) in table {
+            assert_eq!(show(pd(axis), "2,3,4,5", b), want, "{b} axis {axis}");
+        }
+        // A dynamic A dim is refined, even beyond A's bound (OpenVINO's quirk).
+        assert_eq!(show(pd(-1), "2,1..3,4", "5,4"), "[2,5,4]");
+        assert_eq!(show(pd(-1), "2,3", "1,2,3"), "error");
+        assert_eq!(show(pd(-1), "8,1,6,1", "7,1,5"), "error at axis 1");
+    }
 
     #[test]
     fn attribute_table() {

@@ -66,6 +66,38 @@ impl Dim {
         self == Dim::DYNAMIC
     }
 
+    /// Whether the value `v` lies in the interval.
+    pub fn contains(self, v: u64) -> bool {
+        self.min <= v && self.max.is_none_or(|m| v <= m)
+    }
+
+    /// OpenVINO's `Dimension::merge`: the intersection of the two intervals, `None` if empty.
+    pub fn merge(self, other: Dim) -> Option<Dim> {
+        let min = self.min.max(other.min);
+        let max = match (self.max, other.max) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        Dim::interval(min, max)
+    }
+
+    /// OpenVINO's `Dimension::broadcast_merge` (numpy rules on intervals): if both may be 1,
+    /// the union hull; if only one may be 1, the other; otherwise the intersection.
+    pub fn broadcast_merge(self, other: Dim) -> Option<Dim> {
+        match (self.contains(1), other.contains(1)) {
+            (true, true) => Some(Dim {
+                min: self.min.min(other.min),
+                max: match (self.max, other.max) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    _ => None,
+                },
+            }),
+            (true, false) => Some(other),
+            (false, true) => Some(self),
+            (false, false) => self.merge(other),
+        }
+    }
+
     /// Parses one dimension field (already trimmed).
     pub fn parse(field: &str) -> Result<Dim, ShapeParseError> {
         let err = |reason: &str| ShapeParseError::new(field, reason);
