@@ -6,8 +6,9 @@
 //!
 //! * `floor`: reading the file and tokenising it with quick-xml's `Reader` (every event, nothing
 //!   kept): the least any quick-xml based reader can do;
-//! * `load`: `ovir::Model::load` plus the `info` summary, in this process;
-//! * `ovir info`: the release binary as a user runs it (process start, load, print);
+//! * `load`: `ovir::Model::load`, shape inference and the `info` summary, in this process;
+//! * `ovir info` and `ovir check`: the release binary as a user runs it (process start, load,
+//!   shape inference, print);
 //! * peak RSS of a fresh process that only loads the model.
 //!
 //! It prints medians and the ratios to the floor. Set `OVIR_BENCH_OPENVINO=path/to/python` (a
@@ -41,8 +42,18 @@ fn main() {
     let bin = release_binary();
 
     println!(
-        "{:>8} {:>9} | {:>9} {:>9} {:>9} | {:>6} {:>6} | {:>9} {:>9}",
-        "layers", "MB", "floor ms", "load ms", "info ms", "load/f", "info/f", "RSS MB", "RSS/file"
+        "{:>8} {:>9} | {:>9} {:>9} {:>9} {:>9} | {:>6} {:>6} {:>6} | {:>9} {:>9}",
+        "layers",
+        "MB",
+        "floor ms",
+        "load ms",
+        "info ms",
+        "check ms",
+        "load/f",
+        "info/f",
+        "chk/f",
+        "RSS MB",
+        "RSS/file"
     );
     for &n in &sizes {
         let xml = dir.join(format!("chain_{n}.xml"));
@@ -52,28 +63,38 @@ fn main() {
         let floor = median(reps, || tokenize(&xml));
         let load = median(reps, || {
             let m = ovir::Model::load(&xml).expect("generated IR loads");
-            let info = ovir::info::Info::new(m.graph());
+            let (inferred, _) = m.infer();
+            let info = ovir::info::Info::new(m.graph(), &inferred);
             assert_eq!(info.layers, n);
         });
-        let info = bin.as_ref().map(|b| {
-            median(reps, || {
-                let out = Command::new(b)
-                    .arg("info")
-                    .arg(&xml)
-                    .output()
-                    .expect("run ovir");
-                assert!(out.status.success());
+        let run = |cmd: &'static str| {
+            bin.as_ref().map(|b| {
+                median(reps, || {
+                    let out = Command::new(b)
+                        .arg(cmd)
+                        .arg(&xml)
+                        .output()
+                        .expect("run ovir");
+                    assert!(out.status.success(), "ovir {cmd} failed");
+                })
             })
-        });
+        };
+        let info = run("info");
+        let check = run("check");
         let rss = peak_rss_of_load(&xml);
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let abs = |d: Option<Duration>| d.map_or("-".into(), |d| format!("{:.1}", ms(d)));
+        let rel =
+            |d: Option<Duration>| d.map_or("-".into(), |d| format!("{:.2}", ms(d) / ms(floor)));
         let mut line = format!(
-            "{n:>8} {mb:>9.1} | {:>9.1} {:>9.1} {:>9} | {:>6.2} {:>6} | ",
+            "{n:>8} {mb:>9.1} | {:>9.1} {:>9.1} {:>9} {:>9} | {:>6.2} {:>6} {:>6} | ",
             ms(floor),
             ms(load),
-            info.map_or("-".into(), |d| format!("{:.1}", ms(d))),
+            abs(info),
+            abs(check),
             ms(load) / ms(floor),
-            info.map_or("-".into(), |d| format!("{:.2}", ms(d) / ms(floor))),
+            rel(info),
+            rel(check),
         );
         match rss {
             Some(kb) => {
@@ -148,7 +169,8 @@ fn peak_rss_of_load(xml: &Path) -> Option<u64> {
 
 fn child_load(xml: &Path) {
     let m = ovir::Model::load(xml).expect("generated IR loads");
-    std::hint::black_box(ovir::info::Info::new(m.graph()));
+    let (inferred, _) = m.infer();
+    std::hint::black_box(ovir::info::Info::new(m.graph(), &inferred));
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let hwm = status
         .lines()

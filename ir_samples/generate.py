@@ -549,6 +549,43 @@ def write_bad():
     )
     cases["edge_missing_attribute"] = net(base_layers(), base_edges()).replace(' from-port="0" to-layer="2" to-port="1"', ' to-layer="2" to-port="1"', 1)
 
+    # Types and shapes (found by `check`; the file itself loads).
+    def two_inputs(shape_a, shape_b, ty_a="f32", ty_b="f32", data='auto_broadcast="numpy"', out=(2, 3), ty="Subtract"):
+        """Parameters a, b -> one op -> Result, with declared dims written as OpenVINO would."""
+        prec = {"f32": "FP32", "i32": "I32", "boolean": "BOOL", "u4": "U4"}
+        def dims(text):
+            return [int(x) if x.strip().isdigit() else -1 for x in text.split(",") if x.strip()]
+
+        layers = [
+            layer(0, "a", "Parameter", f'shape="{shape_a}" element_type="{ty_a}"', outputs=[port(0, dims(shape_a), prec[ty_a], "a")]),
+            layer(1, "b", "Parameter", f'shape="{shape_b}" element_type="{ty_b}"', outputs=[port(0, dims(shape_b), prec[ty_b], "b")]),
+            layer(2, "op", ty, data, [port(0, dims(shape_a)), port(1, dims(shape_b))], [port(2, list(out), prec[ty_a], "out")]),
+            layer(3, "out", "Result", inputs=[port(0, list(out))]),
+        ]
+        return net(layers, [edge(0, 0, 2, 0), edge(1, 0, 2, 1), edge(2, 2, 3, 0)])
+
+    cases["shape_numpy_mismatch"] = two_inputs("2,3", "4")
+    cases["shape_none_mismatch"] = two_inputs("2,3", "3,2", data='auto_broadcast="none"')
+    cases["shape_pdpd_rank"] = two_inputs(
+        "2,3", "1,2,3", data='auto_broadcast="pdpd" auto_broadcast.auto_broadcast_axis="-1"'
+    )
+    cases["shape_pdpd_b_larger"] = two_inputs(
+        "2,1,4", "3,4", data='auto_broadcast="pdpd" auto_broadcast.auto_broadcast_axis="1"', out=(2, 1, 4)
+    )
+    cases["type_mismatch"] = two_inputs("2,3", "2,3", ty_b="i32")
+    cases["boolean_arithmetic"] = two_inputs("2,3", "2,3", ty_a="boolean", ty_b="boolean", ty="Divide")
+    cases["declared_dims_lie"] = two_inputs("2,3", "3", out=(2, 7))
+    cases["declared_rank_lies"] = two_inputs("2,3", "3", out=(1, 2, 3))
+    # The Parameter declares dim 2 where its shape says 1..4 (written as -1 by OpenVINO).
+    cases["declared_static_vs_interval"] = two_inputs("1..4,3", "3", out=(-1, 3)).replace(
+        '<dim>-1</dim><dim>3</dim></port>\n\t\t\t</output>', '<dim>2</dim><dim>3</dim></port>\n\t\t\t</output>', 1
+    )
+    cases["pdpd_missing_axis"] = two_inputs("2,3,4", "3,4", data='auto_broadcast="pdpd"', out=(2, 3, 4))
+    cases["precision_mismatch"] = two_inputs("2,3", "2,3").replace(
+        '<port id="2" precision="FP32" names="out">', '<port id="2" precision="FP16" names="out">', 1
+    )
+    cases["cannot_run_u4"] = two_inputs("2,3", "2,3", ty_a="u4", ty_b="u4")
+
     # Weights: a Const k [3] f32 feeding the Divide instead of b.
     def const_case(offset, size, shape="3", ty="f32"):
         dims = [int(x) for x in shape.split(",") if x.strip()]

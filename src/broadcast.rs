@@ -89,7 +89,11 @@ fn whole(reason: String) -> BroadcastError {
 impl AutoBroadcast {
     /// The output shape of an elementwise op with inputs `a` and `b`, by OpenVINO's rules
     /// (`eltwise_shape_infer`): `none` merges, `numpy` and `pdpd` broadcast-merge.
-    pub fn infer(&self, a: &PartialShape, b: &PartialShape) -> Result<PartialShape, BroadcastError> {
+    pub fn infer(
+        &self,
+        a: &PartialShape,
+        b: &PartialShape,
+    ) -> Result<PartialShape, BroadcastError> {
         match *self {
             AutoBroadcast::None => merge(a, b),
             AutoBroadcast::Numpy => numpy(a, b),
@@ -110,7 +114,11 @@ impl AutoBroadcast {
 pub fn merge(a: &PartialShape, b: &PartialShape) -> Result<PartialShape, BroadcastError> {
     let (Some(da), Some(db)) = (a.dims(), b.dims()) else {
         // A dynamic rank takes the other shape.
-        return Ok(if a.rank().is_none() { b.clone() } else { a.clone() });
+        return Ok(if a.rank().is_none() {
+            b.clone()
+        } else {
+            a.clone()
+        });
     };
     if da.len() != db.len() {
         return Err(whole(format!(
@@ -146,7 +154,9 @@ pub fn numpy(a: &PartialShape, b: &PartialShape) -> Result<PartialShape, Broadca
             x.broadcast_merge(y).ok_or_else(|| {
                 clash(
                     i,
-                    format!("{x} and {y} cannot be broadcast together (they differ and neither is 1)"),
+                    format!(
+                        "{x} and {y} cannot be broadcast together (they differ and neither is 1)"
+                    ),
                 )
             })
         })
@@ -170,7 +180,11 @@ pub fn pdpd(a: &PartialShape, b: &PartialShape, axis: i64) -> Result<PartialShap
     let start = match axis {
         -1 => da.len() - db.len(),
         a if a >= 0 => usize::try_from(a).unwrap_or(usize::MAX),
-        _ => return Err(whole(format!("the pdpd axis {axis} is invalid (it is -1 or an index)"))),
+        _ => {
+            return Err(whole(format!(
+                "the pdpd axis {axis} is invalid (it is -1 or an index)"
+            )));
+        }
     };
     if start.checked_add(db.len()).is_none_or(|end| end > da.len()) {
         return Err(whole(format!(
@@ -190,9 +204,12 @@ pub fn pdpd(a: &PartialShape, b: &PartialShape, axis: i64) -> Result<PartialShap
                 format!("B's {y} is larger than A's {x}: pdpd broadcasts B onto A only"),
             ));
         }
-        out[start + i] = x
-            .broadcast_merge(y)
-            .ok_or_else(|| clash(start + i, format!("A's {x} and B's {y} cannot be broadcast together")))?;
+        out[start + i] = x.broadcast_merge(y).ok_or_else(|| {
+            clash(
+                start + i,
+                format!("A's {x} and B's {y} cannot be broadcast together"),
+            )
+        })?;
     }
     Ok(PartialShape::new(out))
 }
@@ -278,7 +295,10 @@ mod tests {
     /// §1.3: A = [2,3,4,5].
     #[test]
     fn pdpd_table() {
-        let pd = |axis| AutoBroadcast::Pdpd { axis, axis_given: true };
+        let pd = |axis| AutoBroadcast::Pdpd {
+            axis,
+            axis_given: true,
+        };
         let table = [
             ("3,4", 1, "[2,3,4,5]"),
             ("3,1", 1, "[2,3,4,5]"),

@@ -213,6 +213,65 @@ pub enum ErrorKind {
     },
     #[error("Const shape {shape} has too many elements to address")]
     ConstTooLarge { shape: String },
+    #[error("the inputs' element types differ: {a} and {b} (OpenVINO does not promote types)")]
+    ElementTypeMismatch { a: ElementType, b: ElementType },
+    #[error("{op} does not accept {ty} inputs")]
+    UnsupportedElementType { op: &'static str, ty: ElementType },
+    #[error("the input shapes {a} and {b} are inconsistent under auto_broadcast {mode}: {reason}")]
+    IncompatibleShapes {
+        mode: String,
+        a: String,
+        b: String,
+        axis: Option<usize>,
+        reason: String,
+    },
+    #[error(
+        "the declared dims {declared} differ from the inferred shape {inferred} at axis {axis}"
+    )]
+    DeclaredDimMismatch {
+        axis: usize,
+        declared: String,
+        inferred: String,
+    },
+    #[error(
+        "the declared dims {declared} have rank {declared_rank}, but the inferred shape {inferred} has rank {inferred_rank}"
+    )]
+    DeclaredRankMismatch {
+        declared: String,
+        declared_rank: usize,
+        inferred: String,
+        inferred_rank: usize,
+    },
+    #[error("--shape {name}={given} does not fit the Parameter's shape {declared}")]
+    ShapeOverride {
+        name: String,
+        given: String,
+        declared: String,
+    },
+    #[error(
+        "the declared dims {declared} are static {at}, but the inferred shape {inferred} is not"
+    )]
+    DeclaredStaticVsDynamic {
+        /// `at axis N` or `everywhere` (for a dynamic inferred rank).
+        at: String,
+        declared: String,
+        inferred: String,
+    },
+    #[error(
+        "auto_broadcast=\"pdpd\" without auto_broadcast.auto_broadcast_axis: ovir reads the spec's default -1, OpenVINO's loader reads 0; {consequence}"
+    )]
+    PdpdAxisMissing { consequence: String },
+    #[error("the port precision {declared} differs from the inferred element type {inferred}")]
+    PrecisionMismatch {
+        declared: ElementType,
+        inferred: ElementType,
+    },
+    #[error("ovir cannot run {op} on {ty} (it runs f16, bf16, f32, f64 and 8- to 64-bit integers)")]
+    CannotRunType { op: &'static str, ty: ElementType },
+    #[error("this layer feeds no Result, so it is never computed")]
+    DeadLayer,
+    #[error("this input feeds no Result")]
+    UnusedInput,
     #[error("{} errors", .0.len())]
     Several(Vec<Error>),
 }
@@ -225,7 +284,52 @@ fn list_or_none(items: &[String]) -> String {
     }
 }
 
+/// How serious a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        })
+    }
+}
+
+/// A finding of `check`: an error or a warning, with its location.
+#[derive(Debug)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub error: Error,
+}
+
+impl Diagnostic {
+    pub fn error(error: Error) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            error,
+        }
+    }
+
+    pub fn warning(error: Error) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            error,
+        }
+    }
+}
+
 impl ErrorKind {
+    /// Whether this kind is reported as a warning (its code starts with `W`).
+    pub fn is_warning(&self) -> bool {
+        self.code().starts_with('W')
+    }
+
     /// A stable code for each kind of error, used by `check` and documented in `docs/cli.md`.
     pub fn code(&self) -> &'static str {
         use ErrorKind::*;
@@ -255,7 +359,28 @@ impl ErrorKind {
             WeightsOutOfRange { .. } => "E402",
             WeightsTooSmall { .. } => "E403",
             ConstTooLarge { .. } => "E404",
+            ElementTypeMismatch { .. } => "E501",
+            UnsupportedElementType { .. } => "E502",
+            IncompatibleShapes { .. } => "E503",
+            DeclaredDimMismatch { .. } => "E504",
+            DeclaredRankMismatch { .. } => "E505",
+            ShapeOverride { .. } => "E506",
+            DeadLayer => "W301",
+            UnusedInput => "W302",
+            DeclaredStaticVsDynamic { .. } => "W501",
+            PdpdAxisMissing { .. } => "W502",
+            PrecisionMismatch { .. } => "W503",
+            CannotRunType { .. } => "W504",
             Several(_) => "E000",
+        }
+    }
+
+    /// The axis a shape finding is about, where there is one.
+    pub fn axis(&self) -> Option<usize> {
+        match self {
+            ErrorKind::IncompatibleShapes { axis, .. } => *axis,
+            ErrorKind::DeclaredDimMismatch { axis, .. } => Some(*axis),
+            _ => None,
         }
     }
 
@@ -276,6 +401,15 @@ impl ErrorKind {
             InvalidAttribute { name, .. } if name == "m_pythondiv" || name == "pythondiv" => {
                 "use true, false, 1 or 0".into()
             }
+            ElementTypeMismatch { .. } => "insert a Convert so that both inputs have one type".into(),
+            IncompatibleShapes { mode, .. } if mode == "none" => {
+                "auto_broadcast=\"none\" needs equal shapes; use numpy to broadcast".into()
+            }
+            DeclaredDimMismatch { .. } | DeclaredRankMismatch { .. } => {
+                "OpenVINO ignores declared <dim>s, so the file may still load there; fix the dims or re-export the IR".into()
+            }
+            PdpdAxisMissing { .. } => "write auto_broadcast.auto_broadcast_axis explicitly".into(),
+            DeadLayer => "remove the layer, or connect it to a Result".into(),
             _ => return None,
         })
     }
@@ -383,7 +517,7 @@ mod tests {
             .lines()
             .filter_map(|l| l.split("=> \"").nth(1))
             .filter_map(|rest| rest.split('"').next())
-            .filter(|c| c.starts_with('E') && *c != "E000")
+            .filter(|c| (c.starts_with('E') || c.starts_with('W')) && *c != "E000")
             .collect();
         assert!(codes.len() > 20, "{codes:?}");
         for code in codes {

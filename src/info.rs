@@ -8,6 +8,7 @@ use crate::dtype::ElementType;
 use crate::error::LayerRef;
 use crate::graph::Graph;
 use crate::ops::Op;
+use crate::shape::Inferred;
 
 #[derive(Debug, Serialize)]
 pub struct Info {
@@ -43,15 +44,16 @@ pub struct TensorInfo {
     pub names: Vec<String>,
     /// The Parameter or Result layer.
     pub layer: String,
-    /// Element type: the Parameter's for inputs; for outputs, the producing port's declared
-    /// precision (shape inference is not run by `info`).
+    /// Element type: the Parameter's for inputs; inferred for outputs (`None` if inference
+    /// failed: `ovir check` says why).
     pub element_type: Option<ElementType>,
-    /// Partial shape: the Parameter's for inputs; the Result port's declared dims for outputs.
+    /// Partial shape: the Parameter's for inputs; inferred for outputs (`?` if inference failed).
     pub shape: String,
 }
 
 impl Info {
-    pub fn new(g: &Graph) -> Info {
+    /// The summary of a graph; output types come from `inferred` (see [`crate::shape::infer`]).
+    pub fn new(g: &Graph, inferred: &Inferred) -> Info {
         let inputs = g
             .inputs
             .iter()
@@ -91,20 +93,13 @@ impl Info {
                 } else {
                     node.output_names.clone()
                 };
-                let dims = &node.inputs[0].decl.dims;
-                let shape = format!(
-                    "[{}]",
-                    dims.iter()
-                        .map(|d| d.map_or_else(|| "?".to_owned(), |v| v.to_string()))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                );
+                let t = inferred.output(g, i);
                 TensorInfo {
                     name: g.output_name(i).to_owned(),
                     names,
                     layer: node.name.clone(),
-                    element_type: producer.decl.precision,
-                    shape,
+                    element_type: t.map(|t| t.element_type),
+                    shape: t.map_or_else(|| "?".to_owned(), |t| t.shape.to_string()),
                 }
             })
             .collect();

@@ -4,6 +4,7 @@
 //! structural errors) → [`shape`] (dims and inference) → execution. [`Model`] ties them together.
 
 pub mod broadcast;
+pub mod check;
 pub mod dtype;
 pub mod error;
 pub mod graph;
@@ -14,6 +15,7 @@ pub mod ops;
 pub mod shape;
 pub mod weights;
 
+pub use check::{CheckOptions, FileReport, check_file};
 pub use dtype::ElementType;
-pub use error::{Error, ErrorKind, LayerRef, Location, PortDir, PortRef};
+pub use error::{Diagnostic, Error, ErrorKind, LayerRef, Location, PortDir, PortRef, Severity};
 pub use model::{LoadOptions, Model};

@@ -11,7 +11,13 @@ fn fixed(d: &[u64]) -> PartialShape {
 /// The numpy rule written the obvious way, on static shapes.
 fn naive_numpy(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
     let rank = a.len().max(b.len());
-    let get = |s: &[u64], i: usize| if i < rank - s.len() { 1 } else { s[i - (rank - s.len())] };
+    let get = |s: &[u64], i: usize| {
+        if i < rank - s.len() {
+            1
+        } else {
+            s[i - (rank - s.len())]
+        }
+    };
     (0..rank)
         .map(|i| match (get(a, i), get(b, i)) {
             (x, y) if x == y => Some(x),
@@ -27,7 +33,8 @@ fn shape() -> impl Strategy<Value = Vec<u64>> {
 }
 
 fn dim() -> impl Strategy<Value = Dim> {
-    (0u64..6, prop::option::of(0u64..6)).prop_map(|(lo, span)| Dim::interval(lo, span.map(|s| lo + s)).unwrap())
+    (0u64..6, prop::option::of(0u64..6))
+        .prop_map(|(lo, span)| Dim::interval(lo, span.map(|s| lo + s)).unwrap())
 }
 
 fn partial() -> impl Strategy<Value = PartialShape> {
@@ -37,17 +44,25 @@ fn partial() -> impl Strategy<Value = PartialShape> {
 /// A shape A, an axis and a B that pdpd can broadcast onto A at that axis (B's dims are A's
 /// or 1).
 fn pdpd_pair() -> impl Strategy<Value = (Vec<u64>, usize, Vec<u64>)> {
-    prop::collection::vec(1u64..5, 1..6).prop_flat_map(|a| {
-        let n = a.len();
-        (Just(a), 0..=n).prop_flat_map(move |(a, axis)| {
-            let len = n - axis;
-            (Just(a), Just(axis), 0..=len, prop::collection::vec(any::<bool>(), len))
+    prop::collection::vec(1u64..5, 1..6)
+        .prop_flat_map(|a| {
+            let n = a.len();
+            (Just(a), 0..=n).prop_flat_map(move |(a, axis)| {
+                let len = n - axis;
+                (
+                    Just(a),
+                    Just(axis),
+                    0..=len,
+                    prop::collection::vec(any::<bool>(), len),
+                )
+            })
         })
-    })
-    .prop_map(|(a, axis, len, ones)| {
-        let b = (0..len).map(|i| if ones[i] { 1 } else { a[axis + i] }).collect();
-        (a, axis, b)
-    })
+        .prop_map(|(a, axis, len, ones)| {
+            let b = (0..len)
+                .map(|i| if ones[i] { 1 } else { a[axis + i] })
+                .collect();
+            (a, axis, b)
+        })
 }
 
 proptest! {

@@ -32,7 +32,8 @@ pub fn info(args: &InfoArgs) -> ExitStatus {
             return ExitStatus::Error;
         }
     };
-    let info = Info::new(model.graph());
+    let (inferred, findings) = model.infer();
+    let info = Info::new(model.graph(), &inferred);
     // The process ends next: freeing every node of a large graph would only cost time.
     std::mem::forget(model);
     let text = match args.format {
@@ -45,7 +46,23 @@ pub fn info(args: &InfoArgs) -> ExitStatus {
             }
         },
     };
-    print_stdout(&text)
+    let status = print_stdout(&text);
+    let errors = findings
+        .iter()
+        .filter(|d| d.severity == ovir::Severity::Error)
+        .count();
+    if errors > 0 && args.format == Format::Text {
+        eprintln!(
+            "note: {} in this model; run `ovir check {}` for details",
+            if errors == 1 {
+                "1 type or shape error".to_owned()
+            } else {
+                format!("{errors} type or shape errors")
+            },
+            args.model.display()
+        );
+    }
+    status
 }
 
 fn tensor_table(out: &mut String, title: &str, list: &[ovir::info::TensorInfo]) {
@@ -99,7 +116,7 @@ fn render_text(info: &Info) -> String {
     };
     let _ = writeln!(out, "  weights     {weights}");
     tensor_table(&mut out, "inputs", &info.inputs);
-    tensor_table(&mut out, "outputs (declared shapes)", &info.outputs);
+    tensor_table(&mut out, "outputs", &info.outputs);
     let _ = writeln!(out, "\nlayers ({})", info.layers);
     let w = info.ops.keys().map(|k| k.len()).max().unwrap_or(0);
     for (op, count) in &info.ops {

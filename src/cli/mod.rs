@@ -1,5 +1,6 @@
 //! The command line: argument definitions and one module per subcommand.
 
+pub mod check;
 pub mod info;
 pub mod report;
 
@@ -19,6 +20,9 @@ pub struct Cli {
 pub enum Command {
     /// Summarise a model: IR version, inputs, outputs, op histogram, weights, dead layers.
     Info(info::InfoArgs),
+    /// Validate IR files: every problem in every file at once (exit 0 clean, 1 findings,
+    /// 2 could not run).
+    Check(check::CheckArgs),
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -33,12 +37,14 @@ pub enum Format {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExitStatus {
     Success = 0,
+    Findings = 1,
     Error = 2,
 }
 
 pub fn run(cli: Cli) -> ExitStatus {
     match cli.command {
         Command::Info(args) => info::info(&args),
+        Command::Check(args) => check::check(&args),
     }
 }
 

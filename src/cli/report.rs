@@ -1,31 +1,24 @@
-//! Rendering errors for the terminal: `file:line:col: error[CODE]: layer ..: message`.
+//! Rendering findings for the terminal: `file:line:col: error[CODE]: layer ..: message`.
 
 use std::fmt::Write;
 
-use ovir::Error;
+use ovir::{Error, Severity};
 
-/// One line per error (rustc / ruff style), with a `help:` line where there is a hint.
-pub fn render_errors(err: &Error) -> String {
+/// One line per finding (rustc / ruff style), with a `help:` line where there is a hint.
+pub fn render<'a>(findings: impl IntoIterator<Item = (Severity, &'a Error)>) -> String {
     let mut out = String::new();
-    for e in err.iter() {
-        let mut head = String::new();
-        let mut context = Vec::new();
+    for (severity, e) in findings {
         if let Some(at) = e.location() {
-            let _ = write!(head, "{}", at.file.display());
+            let _ = write!(out, "{}", at.file.display());
             if let Some(p) = at.pos {
-                let _ = write!(head, ":{}:{}", p.line, p.col);
+                let _ = write!(out, ":{}:{}", p.line, p.col);
             }
-            head.push_str(": ");
-            if let Some(l) = &at.layer {
-                context.push(l.to_string());
-            }
-            if let Some(p) = &at.port {
-                context.push(p.to_string());
-            }
+            out.push_str(": ");
         }
-        let _ = write!(out, "{head}error[{}]: ", e.code());
+        let _ = write!(out, "{severity}[{}]: ", e.code());
+        let context = context(e);
         if !context.is_empty() {
-            let _ = write!(out, "{}: ", context.join(", "));
+            let _ = write!(out, "{context}: ");
         }
         let _ = writeln!(out, "{}", e.kind());
         if let Some(h) = e.kind().hint() {
@@ -33,4 +26,24 @@ pub fn render_errors(err: &Error) -> String {
         }
     }
     out
+}
+
+/// `layer 2 "sub" (Subtract), input port #1 (id 1)`, or empty.
+pub fn context(e: &Error) -> String {
+    let Some(at) = e.location() else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    if let Some(l) = &at.layer {
+        parts.push(l.to_string());
+    }
+    if let Some(p) = &at.port {
+        parts.push(p.to_string());
+    }
+    parts.join(", ")
+}
+
+/// Every error of a failed load, as errors.
+pub fn render_errors(err: &Error) -> String {
+    render(err.iter().map(|e| (Severity::Error, e)))
 }

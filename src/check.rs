@@ -1,0 +1,105 @@
+//! `check`: every finding in a file (reading, structure, types, shapes, declared dims), at once.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Diagnostic, Error, ErrorKind, Severity};
+use crate::model::{LoadOptions, Model};
+use crate::shape::PartialShape;
+
+/// Options for [`check_file`].
+#[derive(Clone, Debug, Default)]
+pub struct CheckOptions {
+    /// Specialise inputs before checking: (input name, shape), as `--shape NAME=[1,3,?]`.
+    pub shapes: Vec<(String, PartialShape)>,
+    /// The weights file; by default the `.bin` beside the `.xml`.
+    pub weights: Option<PathBuf>,
+}
+
+/// The findings for one file, sorted by position.
+#[derive(Debug)]
+pub struct FileReport {
+    pub file: PathBuf,
+    pub diagnostics: Vec<Diagnostic>,
+    /// The file could not be read at all (missing, unreadable): `check` could not run on it.
+    pub unreadable: bool,
+    /// `--shape` names that match no input of this file.
+    pub unmatched_shapes: Vec<String>,
+}
+
+impl FileReport {
+    pub fn count(&self, severity: Severity) -> usize {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == severity)
+            .count()
+    }
+}
+
+/// Checks one IR file.
+pub fn check_file(path: &Path, options: &CheckOptions) -> FileReport {
+    let load = LoadOptions {
+        weights: options.weights.clone(),
+    };
+    let mut report = FileReport {
+        file: path.to_owned(),
+        diagnostics: Vec::new(),
+        unreadable: false,
+        unmatched_shapes: Vec::new(),
+    };
+    let model = match Model::load_with(path, &load) {
+        Ok(m) => m,
+        Err(e) => {
+            for e in e.into_list() {
+                if matches!(e.kind(), ErrorKind::Io { .. }) {
+                    report.unreadable = true;
+                }
+                report.diagnostics.push(Diagnostic::error(e));
+            }
+            return report;
+        }
+    };
+    let g = model.graph();
+    let mut overrides = Vec::new();
+    for (name, shape) in &options.shapes {
+        match (0..g.inputs.len()).find(|&i| g.input_names(i).contains(&name.as_str())) {
+            Some(i) => overrides.push((i, name.clone(), shape.clone())),
+            None => report.unmatched_shapes.push(name.clone()),
+        }
+    }
+    let (_, mut found) = crate::shape::infer(g, &overrides);
+    found.sort_by_key(|d| sort_key(&d.error));
+    report.diagnostics = found;
+    report
+}
+
+fn sort_key(e: &Error) -> (u32, u32, Severity) {
+    let pos = e
+        .location()
+        .and_then(|l| l.pos)
+        .map_or((0, 0), |p| (p.line, p.col));
+    let sev = if e.kind().is_warning() {
+        Severity::Warning
+    } else {
+        Severity::Error
+    };
+    (pos.0, pos.1, sev)
+}
+
+/// Reads `NAME=SHAPE` (as `--shape` takes it): the shape in the IR grammar, e.g. `x=[1,3,?]`.
+pub fn parse_shape_arg(arg: &str) -> Result<(String, PartialShape), String> {
+    let (name, shape) = arg
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=SHAPE (e.g. input=[1,3,?]), got {arg:?}"))?;
+    if name.is_empty() {
+        return Err(format!("the input name is empty in {arg:?}"));
+    }
+    let shape = PartialShape::parse(shape).map_err(|e| format!("shape {e}"))?;
+    Ok((name.to_owned(), shape))
+}
+
+impl Model {
+    /// Infers every port's type and shape; returns them with every finding.
+    pub fn infer(&self) -> (crate::shape::Inferred, Vec<Diagnostic>) {
+        crate::shape::infer(self.graph(), &[])
+    }
+}

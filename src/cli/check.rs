@@ -1,0 +1,230 @@
+//! `ovir check`: every finding in every file, as text, JSON or GitHub annotations.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use ovir::check::parse_shape_arg;
+use ovir::shape::PartialShape;
+use ovir::{CheckOptions, FileReport, Severity, check_file};
+use serde::Serialize;
+
+use super::report::{context, render};
+use super::{ExitStatus, print_stdout};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// `file:line:col: error[CODE]: ...`, one finding per line.
+    #[default]
+    Text,
+    /// One JSON document (schema in docs/cli.md).
+    Json,
+    /// GitHub Actions workflow commands (`::error file=...::...`).
+    Github,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// IR files to check (.xml; the .bin beside each is used).
+    #[arg(required = true, value_name = "MODEL.xml")]
+    pub models: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+    /// Exit with 1 when there are warnings, too.
+    #[arg(long)]
+    pub deny_warnings: bool,
+    /// Specialise a dynamic input before checking, e.g. `--shape x=[1,3,?]` (repeatable; the
+    /// name is any tensor name of the input, or its layer name).
+    #[arg(long, value_name = "NAME=SHAPE", value_parser = parse_shape_arg)]
+    pub shape: Vec<(String, PartialShape)>,
+}
+
+pub fn check(args: &CheckArgs) -> ExitStatus {
+    let options = CheckOptions {
+        shapes: args.shape.clone(),
+        weights: None,
+    };
+    let reports: Vec<FileReport> = args
+        .models
+        .iter()
+        .map(|m| check_file(m, &options))
+        .collect();
+    let (errors, warnings) = reports.iter().fold((0, 0), |(e, w), r| {
+        (e + r.count(Severity::Error), w + r.count(Severity::Warning))
+    });
+    let text = match args.format {
+        CheckFormat::Text => text(&reports, errors, warnings),
+        CheckFormat::Json => json(&reports, errors, warnings),
+        CheckFormat::Github => github(&reports),
+    };
+    let printed = print_stdout(&text);
+
+    let unmatched: Vec<&String> = args
+        .shape
+        .iter()
+        .map(|(n, _)| n)
+        .filter(|n| reports.iter().all(|r| r.unmatched_shapes.contains(n)))
+        .collect();
+    for n in &unmatched {
+        eprintln!("error: --shape {n}: no input of the checked models has this name");
+    }
+    if printed != ExitStatus::Success
+        || !unmatched.is_empty()
+        || reports.iter().any(|r| r.unreadable)
+    {
+        ExitStatus::Error
+    } else if errors > 0 || (args.deny_warnings && warnings > 0) {
+        ExitStatus::Findings
+    } else {
+        ExitStatus::Success
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+fn text(reports: &[FileReport], errors: usize, warnings: usize) -> String {
+    let mut out = render(
+        reports
+            .iter()
+            .flat_map(|r| r.diagnostics.iter().map(|d| (d.severity, &d.error))),
+    );
+    let files = plural(reports.len(), "file");
+    if errors == 0 && warnings == 0 {
+        let _ = writeln!(out, "All checks passed ({files}).");
+    } else {
+        let _ = writeln!(
+            out,
+            "Found {} and {} in {files}.",
+            plural(errors, "error"),
+            plural(warnings, "warning")
+        );
+    }
+    out
+}
+
+/// The JSON document (`docs/cli.md` documents it; bump `version` on any breaking change).
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    version: u32,
+    files: Vec<String>,
+    diagnostics: Vec<JsonDiagnostic<'a>>,
+    summary: JsonSummary,
+}
+
+#[derive(Serialize)]
+struct JsonDiagnostic<'a> {
+    file: String,
+    line: Option<u32>,
+    col: Option<u32>,
+    severity: Severity,
+    code: &'static str,
+    message: String,
+    hint: Option<String>,
+    /// The axis a shape finding is about.
+    axis: Option<usize>,
+    layer: Option<&'a ovir::LayerRef>,
+    port: Option<&'a ovir::PortRef>,
+}
+
+#[derive(Serialize)]
+struct JsonSummary {
+    files: usize,
+    errors: usize,
+    warnings: usize,
+}
+
+fn json(reports: &[FileReport], errors: usize, warnings: usize) -> String {
+    let doc = JsonReport {
+        version: 1,
+        files: reports
+            .iter()
+            .map(|r| r.file.display().to_string())
+            .collect(),
+        diagnostics: reports
+            .iter()
+            .flat_map(|r| {
+                r.diagnostics.iter().map(move |d| {
+                    let at = d.error.location();
+                    JsonDiagnostic {
+                        file: at.map_or_else(
+                            || r.file.display().to_string(),
+                            |a| a.file.display().to_string(),
+                        ),
+                        line: at.and_then(|a| a.pos).map(|p| p.line),
+                        col: at.and_then(|a| a.pos).map(|p| p.col),
+                        severity: d.severity,
+                        code: d.error.code(),
+                        message: d.error.kind().to_string(),
+                        hint: d.error.kind().hint(),
+                        axis: d.error.kind().axis(),
+                        layer: at.and_then(|a| a.layer.as_ref()),
+                        port: at.and_then(|a| a.port.as_ref()),
+                    }
+                })
+            })
+            .collect(),
+        summary: JsonSummary {
+            files: reports.len(),
+            errors,
+            warnings,
+        },
+    };
+    serde_json::to_string_pretty(&doc)
+        .map_or_else(|e| format!("{{\"error\": \"{e}\"}}"), |s| s + "\n")
+}
+
+/// Escapes the message part of a workflow command.
+fn gh_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escapes a property value of a workflow command.
+fn gh_prop(s: &str) -> String {
+    gh_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+fn github(reports: &[FileReport]) -> String {
+    let mut out = String::new();
+    for r in reports {
+        for d in &r.diagnostics {
+            let level = match d.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+            };
+            let at = d.error.location();
+            let file = at.map_or_else(
+                || r.file.display().to_string(),
+                |a| a.file.display().to_string(),
+            );
+            let mut props = format!("file={}", gh_prop(&file));
+            if let Some(p) = at.and_then(|a| a.pos) {
+                let _ = write!(props, ",line={},col={}", p.line, p.col);
+            }
+            let _ = write!(
+                props,
+                ",title={}",
+                gh_prop(&format!("ovir {}", d.error.code()))
+            );
+            let ctx = context(&d.error);
+            let mut msg = if ctx.is_empty() {
+                d.error.kind().to_string()
+            } else {
+                format!("{ctx}: {}", d.error.kind())
+            };
+            if let Some(h) = d.error.kind().hint() {
+                let _ = write!(msg, "\nhelp: {h}");
+            }
+            let _ = writeln!(out, "::{level} {props}::{}", gh_data(&msg));
+        }
+    }
+    out
+}
