@@ -214,6 +214,74 @@ pub fn pdpd(a: &PartialShape, b: &PartialShape, axis: i64) -> Result<PartialShap
     Ok(PartialShape::new(out))
 }
 
+/// B's shape as numpy sees it for a pdpd op: B's trailing 1s dropped, then B placed at `axis`
+/// (−1: `rank(A) − rank(B)`, from B's rank before trimming, as OpenVINO's reference does) and
+/// padded with 1s to A's rank. With that shape, numpy broadcasting computes pdpd's result.
+pub fn pdpd_b_as_numpy(a_rank: usize, b: &[usize], axis: i64) -> Option<Vec<usize>> {
+    let start = if axis == -1 {
+        a_rank.checked_sub(b.len())?
+    } else {
+        usize::try_from(axis).ok()?
+    };
+    let trimmed = b.len() - b.iter().rev().take_while(|&&d| d == 1).count();
+    let mut out = vec![1usize; a_rank];
+    out.get_mut(start..start + trimmed)?
+        .copy_from_slice(&b[..trimmed]);
+    Some(out)
+}
+
+/// Applies `f` elementwise to `a` and `b` broadcast by `spec` (whose shapes must already have
+/// passed [`AutoBroadcast::infer_static`] giving `out`). Stops at the first element for which
+/// `f` fails and returns its index in the output.
+pub fn binary_map<A: Copy, B: Copy, O, E>(
+    spec: AutoBroadcast,
+    a: ndarray::ArrayViewD<'_, A>,
+    b: ndarray::ArrayViewD<'_, B>,
+    out: &[usize],
+    mut f: impl FnMut(A, B) -> Result<O, E>,
+) -> Result<ndarray::ArrayD<O>, BinaryError<E>> {
+    use ndarray::IxDyn;
+    let b = match spec {
+        AutoBroadcast::Pdpd { axis, .. } => {
+            let shape = pdpd_b_as_numpy(a.ndim(), b.shape(), axis).ok_or(BinaryError::Shapes)?;
+            b.into_shape_with_order(IxDyn(&shape))
+                .map_err(|_| BinaryError::Shapes)?
+        }
+        _ => b,
+    };
+    let a = a.broadcast(IxDyn(out)).ok_or(BinaryError::Shapes)?;
+    let b = b.broadcast(IxDyn(out)).ok_or(BinaryError::Shapes)?;
+    let mut values = Vec::with_capacity(out.iter().product());
+    for (k, (&x, &y)) in a.iter().zip(b.iter()).enumerate() {
+        match f(x, y) {
+            Ok(v) => values.push(v),
+            Err(e) => return Err(BinaryError::At { flat: k, error: e }),
+        }
+    }
+    ndarray::ArrayD::from_shape_vec(IxDyn(out), values).map_err(|_| BinaryError::Shapes)
+}
+
+/// Why [`binary_map`] stopped.
+#[derive(Debug, PartialEq, Eq)]
+pub enum BinaryError<E> {
+    /// The shapes do not broadcast (the caller did not check them first).
+    Shapes,
+    /// `f` failed at output element `flat` (row-major index).
+    At { flat: usize, error: E },
+}
+
+/// The multi-dimensional index of row-major element `flat` in `shape`.
+pub fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for (i, &d) in shape.iter().enumerate().rev() {
+        if d > 0 {
+            idx[i] = flat % d;
+            flat /= d;
+        }
+    }
+    idx
+}
+
 /// The attribute that holds the pdpd axis (the key really contains a dot).
 pub const AXIS_ATTR: &str = "auto_broadcast.auto_broadcast_axis";
 

@@ -13,9 +13,12 @@ pub mod ir;
 pub mod model;
 pub mod ops;
 pub mod shape;
+pub mod tensor;
 pub mod weights;
 
 pub use check::{CheckOptions, FileReport, check_file};
 pub use dtype::ElementType;
 pub use error::{Diagnostic, Error, ErrorKind, LayerRef, Location, PortDir, PortRef, Severity};
+pub use half;
 pub use model::{LoadOptions, Model};
+pub use tensor::{Element, Tensor};

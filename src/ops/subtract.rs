@@ -8,9 +8,74 @@
 //!
 //! Decisions: a pdpd op without an axis uses the spec's −1 (OpenVINO's loader uses 0; `check`
 //! warns). Any other `auto_broadcast` value is an error.
+//!
+//! Types: f16, bf16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64. Integers wrap (two's
+//! complement; OpenVINO's CPU plugin saturates u8/i8 — ovir follows the reference). f32 and f64
+//! are IEEE subtraction; f16 and bf16 are computed in f32 and rounded once to the element type,
+//! to nearest even (the CPU plugin's choice; the reference's bf16 rounding quirk is not copied).
 
-use super::{AttrError, Attrs, Op, OpDef};
+use half::{bf16, f16};
+
+use super::{AttrError, Attrs, ElemError, EvalError, Op, OpDef};
 use crate::broadcast::AutoBroadcast;
+use crate::tensor::{Element, Tensor};
+
+/// Subtraction of one element type.
+pub trait SubtractElem: Element {
+    fn sub(a: Self, b: Self) -> Self;
+}
+
+macro_rules! wrapping {
+    ($($t:ty)*) => {$(
+        impl SubtractElem for $t {
+            fn sub(a: Self, b: Self) -> Self {
+                a.wrapping_sub(b)
+            }
+        }
+    )*};
+}
+wrapping!(i8 i16 i32 i64 u8 u16 u32 u64);
+
+impl SubtractElem for f32 {
+    fn sub(a: Self, b: Self) -> Self {
+        a - b
+    }
+}
+
+impl SubtractElem for f64 {
+    fn sub(a: Self, b: Self) -> Self {
+        a - b
+    }
+}
+
+impl SubtractElem for f16 {
+    fn sub(a: Self, b: Self) -> Self {
+        f16::from_f32(a.to_f32() - b.to_f32())
+    }
+}
+
+impl SubtractElem for bf16 {
+    fn sub(a: Self, b: Self) -> Self {
+        bf16::from_f32(a.to_f32() - b.to_f32())
+    }
+}
+
+impl Subtract {
+    /// `a - b`.
+    pub fn eval(&self, a: &Tensor, b: &Tensor) -> Result<Tensor, EvalError> {
+        fn go<T: SubtractElem>(
+            spec: AutoBroadcast,
+            a: &Tensor,
+            b: &Tensor,
+        ) -> Result<Tensor, EvalError> {
+            super::binary::<T>(spec, a, b, |x, y| Ok::<T, ElemError>(T::sub(x, y)))
+        }
+        if a.element_type() != b.element_type() {
+            return Err(EvalError::Types(a.element_type(), b.element_type()));
+        }
+        crate::dispatch!(a.element_type(), T => go::<T>(self.auto_broadcast, a, b), _ => Err(EvalError::UnsupportedType { op: "Subtract", ty: a.element_type() }))
+    }
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Subtract {

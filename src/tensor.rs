@@ -1,0 +1,202 @@
+//! Tensors: an n-dimensional array of one of the element types ovir computes with.
+//!
+//! [`Element`] ties each Rust type to its [`ElementType`] and [`Tensor`] variant; the
+//! [`dispatch!`](crate::dispatch) macro turns a runtime element type into a call of a generic
+//! function. Those two are the only places that list the types: ops are generic.
+
+use half::{bf16, f16};
+use ndarray::{ArrayD, ArrayViewD, IxDyn};
+
+use crate::dtype::ElementType;
+
+/// A tensor of any element type ovir runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tensor {
+    F16(ArrayD<f16>),
+    Bf16(ArrayD<bf16>),
+    F32(ArrayD<f32>),
+    F64(ArrayD<f64>),
+    I8(ArrayD<i8>),
+    I16(ArrayD<i16>),
+    I32(ArrayD<i32>),
+    I64(ArrayD<i64>),
+    U8(ArrayD<u8>),
+    U16(ArrayD<u16>),
+    U32(ArrayD<u32>),
+    U64(ArrayD<u64>),
+}
+
+/// A Rust type that is an element type of a [`Tensor`].
+pub trait Element: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
+    const TYPE: ElementType;
+    /// Bytes per element.
+    const SIZE: usize;
+    fn wrap(a: ArrayD<Self>) -> Tensor;
+    fn view(t: &Tensor) -> Option<ArrayViewD<'_, Self>>;
+    fn unwrap(t: Tensor) -> Option<ArrayD<Self>>;
+    /// Reads one value from little-endian bytes (`bytes.len() == SIZE`).
+    fn from_le(bytes: &[u8]) -> Self;
+    /// Appends the little-endian bytes of the value.
+    fn put_le(self, out: &mut Vec<u8>);
+}
+
+macro_rules! elements {
+    ($($t:ty => $variant:ident, $et:ident;)*) => {
+        $(
+            impl Element for $t {
+                const TYPE: ElementType = ElementType::$et;
+                const SIZE: usize = std::mem::size_of::<$t>();
+                fn wrap(a: ArrayD<Self>) -> Tensor {
+                    Tensor::$variant(a)
+                }
+                fn view(t: &Tensor) -> Option<ArrayViewD<'_, Self>> {
+                    match t {
+                        Tensor::$variant(a) => Some(a.view()),
+                        _ => None,
+                    }
+                }
+                fn unwrap(t: Tensor) -> Option<ArrayD<Self>> {
+                    match t {
+                        Tensor::$variant(a) => Some(a),
+                        _ => None,
+                    }
+                }
+                fn from_le(bytes: &[u8]) -> Self {
+                    let mut b = [0u8; std::mem::size_of::<$t>()];
+                    b.copy_from_slice(bytes);
+                    <$t>::from_le_bytes(b)
+                }
+                fn put_le(self, out: &mut Vec<u8>) {
+                    out.extend_from_slice(&self.to_le_bytes());
+                }
+            }
+        )*
+
+        impl Tensor {
+            pub fn element_type(&self) -> ElementType {
+                match self {
+                    $(Tensor::$variant(_) => ElementType::$et,)*
+                }
+            }
+
+            pub fn shape(&self) -> &[usize] {
+                match self {
+                    $(Tensor::$variant(a) => a.shape(),)*
+                }
+            }
+        }
+
+    };
+}
+
+/// Calls `$body` with `$T` bound to the Rust type of element type `$e` (an [`ElementType`]),
+/// or evaluates `$other` for element types ovir does not compute with. The one runtime →
+/// generic dispatch point; it lists the same types as the `elements!` table below.
+#[macro_export]
+macro_rules! dispatch {
+    ($e:expr, $T:ident => $body:expr, _ => $other:expr) => {
+        match $e {
+            $crate::ElementType::F16 => {
+                type $T = $crate::half::f16;
+                $body
+            }
+            $crate::ElementType::Bf16 => {
+                type $T = $crate::half::bf16;
+                $body
+            }
+            $crate::ElementType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::ElementType::F64 => {
+                type $T = f64;
+                $body
+            }
+            $crate::ElementType::I8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::ElementType::I16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::ElementType::I32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::ElementType::I64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::ElementType::U8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::ElementType::U16 => {
+                type $T = u16;
+                $body
+            }
+            $crate::ElementType::U32 => {
+                type $T = u32;
+                $body
+            }
+            $crate::ElementType::U64 => {
+                type $T = u64;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
+elements! {
+    f16 => F16, F16;
+    bf16 => Bf16, Bf16;
+    f32 => F32, F32;
+    f64 => F64, F64;
+    i8 => I8, I8;
+    i16 => I16, I16;
+    i32 => I32, I32;
+    i64 => I64, I64;
+    u8 => U8, U8;
+    u16 => U16, U16;
+    u32 => U32, U32;
+    u64 => U64, U64;
+}
+
+impl Tensor {
+    pub fn len(&self) -> usize {
+        self.shape().iter().product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A tensor from little-endian bytes (`bytes.len()` must be `elements × size`).
+    pub fn from_le_bytes(et: ElementType, shape: &[usize], bytes: &[u8]) -> Option<Tensor> {
+        fn build<T: Element>(shape: &[usize], bytes: &[u8]) -> Option<Tensor> {
+            let n: usize = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
+            if bytes.len() != n.checked_mul(T::SIZE)? {
+                return None;
+            }
+            let data: Vec<T> = bytes.chunks_exact(T::SIZE).map(T::from_le).collect();
+            ArrayD::from_shape_vec(IxDyn(shape), data).ok().map(T::wrap)
+        }
+        crate::dispatch!(et, T => build::<T>(shape, bytes), _ => None)
+    }
+
+    /// The values as little-endian bytes, in logical (row-major) order.
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        fn go<T: Element>(t: &Tensor) -> Vec<u8> {
+            let mut out = Vec::with_capacity(t.len() * T::SIZE);
+            if let Some(v) = T::view(t) {
+                for &x in v.iter() {
+                    x.put_le(&mut out);
+                }
+            }
+            out
+        }
+        crate::dispatch!(self.element_type(), T => go::<T>(self), _ => Vec::new())
+    }
+}

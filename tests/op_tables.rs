@@ -1,0 +1,393 @@
+//! Op semantics as tables (OpenVINO `op_reference` style): inputs, attributes, expected output.
+
+// The literals are the values from the semantics reference, written as measured.
+#![allow(clippy::excessive_precision)]
+
+use ndarray::{ArrayD, IxDyn};
+use ovir::broadcast::AutoBroadcast;
+use ovir::half::{bf16, f16};
+use ovir::ops::EvalError;
+use ovir::ops::convert::Convert;
+use ovir::ops::divide::Divide;
+use ovir::ops::subtract::Subtract;
+use ovir::{Element, ElementType, Tensor};
+
+fn t<T: Element>(shape: &[usize], v: &[T]) -> Tensor {
+    T::wrap(ArrayD::from_shape_vec(IxDyn(shape), v.to_vec()).unwrap())
+}
+
+fn v<T: Element>(x: &Tensor) -> Vec<T> {
+    T::view(x).unwrap().iter().copied().collect()
+}
+
+const NUMPY: AutoBroadcast = AutoBroadcast::Numpy;
+
+fn div(py: bool) -> Divide {
+    Divide {
+        auto_broadcast: NUMPY,
+        pythondiv: py,
+    }
+}
+
+fn sub() -> Subtract {
+    Subtract {
+        auto_broadcast: NUMPY,
+    }
+}
+
+#[test]
+fn integer_division_floor_and_trunc() {
+    let a = t::<i32>(&[7], &[7, 7, -7, -7, 0, 1, -1]);
+    let b = t::<i32>(&[7], &[3, -3, 2, -2, 5, -5, 5]);
+    assert_eq!(
+        v::<i32>(&div(true).eval(&a, &b).unwrap()),
+        [2, -3, -4, 3, 0, -1, -1]
+    );
+    assert_eq!(
+        v::<i32>(&div(false).eval(&a, &b).unwrap()),
+        [2, -2, -3, 3, 0, 0, 0]
+    );
+    for (py, want) in [(true, -4i64), (false, -3)] {
+        let r = div(py)
+            .eval(&t::<i64>(&[], &[-10]), &t::<i64>(&[], &[3]))
+            .unwrap();
+        assert_eq!(v::<i64>(&r), [want]);
+    }
+    // Unsigned: the plain quotient either way.
+    for py in [true, false] {
+        let r = div(py)
+            .eval(
+                &t::<u32>(&[3], &[4_000_000_000, 4_294_967_295, 16_777_217]),
+                &t::<u32>(&[3], &[2, 2, 1]),
+            )
+            .unwrap();
+        assert_eq!(v::<u32>(&r), [2_000_000_000, 2_147_483_647, 16_777_217]);
+    }
+    // Exact beyond 2^53 and 2^24 (OpenVINO's CPU plugin divides through f32).
+    let r = div(true)
+        .eval(
+            &t::<i64>(&[2], &[9_007_199_254_740_993, i64::MAX]),
+            &t::<i64>(&[2], &[1, 1]),
+        )
+        .unwrap();
+    assert_eq!(v::<i64>(&r), [9_007_199_254_740_993, i64::MAX]);
+    let r = div(true)
+        .eval(
+            &t::<i32>(&[2], &[16_777_217, 2_147_483_647]),
+            &t::<i32>(&[2], &[1, 1]),
+        )
+        .unwrap();
+    assert_eq!(v::<i32>(&r), [16_777_217, 2_147_483_647]);
+}
+
+#[test]
+fn integer_division_errors_name_the_element() {
+    let a = t::<i32>(&[2, 2], &[1, 2, 3, 4]);
+    let b = t::<i32>(&[2, 2], &[1, 1, 0, 1]);
+    assert_eq!(
+        div(true).eval(&a, &b),
+        Err(EvalError::DivisionByZero { index: vec![1, 0] })
+    );
+    let a = t::<i8>(&[3], &[5, -128, -128]);
+    let b = t::<i8>(&[1], &[-1]);
+    assert_eq!(
+        div(false).eval(&a, &b),
+        Err(EvalError::DivisionOverflow { index: vec![1] })
+    );
+    assert_eq!(
+        div(true).eval(&t::<i64>(&[], &[i64::MIN]), &t::<i64>(&[], &[-1])),
+        Err(EvalError::DivisionOverflow { index: vec![] })
+    );
+    assert_eq!(
+        div(true).eval(&t::<u8>(&[1], &[7]), &t::<u8>(&[1], &[0])),
+        Err(EvalError::DivisionByZero { index: vec![0] })
+    );
+}
+
+#[test]
+fn float_division_is_ieee() {
+    let a = t::<f32>(&[5], &[123456.789, 10.0, 1.0, -1.0, 0.0]);
+    let b = t::<f32>(&[5], &[1.1, 3.0, 0.0, 0.0, 0.0]);
+    let r = v::<f32>(&div(true).eval(&a, &b).unwrap());
+    assert_eq!(r[0], 112233.4453125);
+    assert_eq!(r[1], 10.0f32 / 3.0);
+    assert_eq!(r[2], f32::INFINITY);
+    assert_eq!(r[3], f32::NEG_INFINITY);
+    assert!(r[4].is_nan());
+    let r = v::<f64>(
+        &div(false)
+            .eval(
+                &t::<f64>(&[2], &[1.0, 1e300]),
+                &t::<f64>(&[2], &[3.0, 1e-300]),
+            )
+            .unwrap(),
+    );
+    assert_eq!(r, [1.0 / 3.0, f64::INFINITY]);
+    // x / -0 is -inf.
+    let r = v::<f32>(
+        &div(true)
+            .eval(&t::<f32>(&[1], &[1.0]), &t::<f32>(&[1], &[-0.0]))
+            .unwrap(),
+    );
+    assert_eq!(r, [f32::NEG_INFINITY]);
+}
+
+#[test]
+fn half_precision_rounds_once_to_nearest_even() {
+    let r = v::<f16>(
+        &div(true)
+            .eval(
+                &t::<f16>(&[5], &[1.0, 2.0, 1.0, 0.0, 60000.0].map(f16::from_f32)),
+                &t::<f16>(&[5], &[3.0, 3.0, 0.0, 0.0, 0.5].map(f16::from_f32)),
+            )
+            .unwrap(),
+    );
+    assert_eq!(r[0].to_bits(), 0x3555); // 0.33325
+    assert_eq!(r[1].to_bits(), 0x3955); // 0.6665
+    assert!(r[2].is_infinite() && r[3].is_nan() && r[4].is_infinite());
+    // bf16: true round-to-nearest-even (1/3 -> 0.333984375), not the reference's quirk.
+    let r = v::<bf16>(
+        &div(true)
+            .eval(
+                &t::<bf16>(&[1], &[bf16::from_f32(1.0)]),
+                &t::<bf16>(&[1], &[bf16::from_f32(3.0)]),
+            )
+            .unwrap(),
+    );
+    assert_eq!(r[0].to_f32(), 0.333984375);
+    // f16 overflow and subnormals.
+    let r = v::<f16>(
+        &sub()
+            .eval(
+                &t::<f16>(&[2], &[f16::MAX, f16::from_bits(0x0002)]),
+                &t::<f16>(&[2], &[-f16::MAX, f16::from_bits(0x0001)]),
+            )
+            .unwrap(),
+    );
+    assert!(r[0].is_infinite());
+    assert_eq!(r[1].to_bits(), 0x0001);
+}
+
+#[test]
+fn subtraction_wraps() {
+    assert_eq!(
+        v::<u8>(
+            &sub()
+                .eval(
+                    &t::<u8>(&[4], &[0, 5, 255, 10]),
+                    &t::<u8>(&[4], &[1, 10, 0, 255])
+                )
+                .unwrap()
+        ),
+        [255, 251, 255, 11]
+    );
+    assert_eq!(
+        v::<i8>(
+            &sub()
+                .eval(
+                    &t::<i8>(&[3], &[-128, 127, 0]),
+                    &t::<i8>(&[3], &[1, -1, -128])
+                )
+                .unwrap()
+        ),
+        [127, -128, -128]
+    );
+    assert_eq!(
+        v::<i32>(
+            &sub()
+                .eval(
+                    &t::<i32>(&[2], &[i32::MIN, i32::MAX]),
+                    &t::<i32>(&[2], &[1, -1])
+                )
+                .unwrap()
+        ),
+        [i32::MAX, i32::MIN]
+    );
+    assert_eq!(
+        v::<u64>(
+            &sub()
+                .eval(&t::<u64>(&[1], &[0]), &t::<u64>(&[1], &[1]))
+                .unwrap()
+        ),
+        [u64::MAX]
+    );
+    assert_eq!(
+        v::<i16>(
+            &sub()
+                .eval(&t::<i16>(&[2], &[-32768, 100]), &t::<i16>(&[2], &[1, 200]))
+                .unwrap()
+        ),
+        [32767, -100]
+    );
+    let r = v::<f64>(
+        &sub()
+            .eval(
+                &t::<f64>(&[2], &[0.1, 1e300]),
+                &t::<f64>(&[2], &[0.2, -1e300]),
+            )
+            .unwrap(),
+    );
+    assert_eq!(r, [0.1 - 0.2, 2e300]);
+}
+
+#[test]
+fn broadcasting_modes() {
+    // The seed example: [8,1,6,1] - [7,1,5] -> [8,7,6,5].
+    let a: Vec<f32> = (0..48).map(|x| x as f32).collect();
+    let b: Vec<f32> = (0..35).map(|x| x as f32 * 0.5).collect();
+    let r = sub()
+        .eval(&t(&[8, 1, 6, 1], &a), &t(&[7, 1, 5], &b))
+        .unwrap();
+    assert_eq!(r.shape(), [8, 7, 6, 5]);
+    let r = v::<f32>(&r);
+    for i in 0..8 {
+        for j in 0..7 {
+            for k in 0..6 {
+                for l in 0..5 {
+                    assert_eq!(
+                        r[((i * 7 + j) * 6 + k) * 5 + l],
+                        a[i * 6 + k] - b[j * 5 + l]
+                    );
+                }
+            }
+        }
+    }
+    // pdpd, axis 1: B[3,4] applies at A[:, j, k, :].
+    let a: Vec<i32> = (0..120).collect();
+    let b: Vec<i32> = (0..12).map(|x| x * 1000).collect();
+    let pd = Subtract {
+        auto_broadcast: AutoBroadcast::Pdpd {
+            axis: 1,
+            axis_given: true,
+        },
+    };
+    let r = v::<i32>(&pd.eval(&t(&[2, 3, 4, 5], &a), &t(&[3, 4], &b)).unwrap());
+    for i in 0..2 {
+        for j in 0..3 {
+            for k in 0..4 {
+                for l in 0..5 {
+                    let x = ((i * 3 + j) * 4 + k) * 5 + l;
+                    assert_eq!(r[x], a[x] - b[j * 4 + k]);
+                }
+            }
+        }
+    }
+    // pdpd trailing 1s of B are dropped: B[4,1] at axis -1 (= 2) applies B[k] at A[:,:,k,:].
+    let pd = Subtract {
+        auto_broadcast: AutoBroadcast::Pdpd {
+            axis: -1,
+            axis_given: true,
+        },
+    };
+    let b4: Vec<i32> = vec![1, 2, 3, 4];
+    let r = v::<i32>(&pd.eval(&t(&[2, 3, 4, 5], &a), &t(&[4, 1], &b4)).unwrap());
+    assert_eq!(r[5], a[5] - 2);
+    // none requires equal shapes; zero-size dims broadcast like numpy.
+    let none = Subtract {
+        auto_broadcast: AutoBroadcast::None,
+    };
+    assert!(matches!(
+        none.eval(&t::<f32>(&[2], &[1.0, 2.0]), &t::<f32>(&[1], &[1.0])),
+        Err(EvalError::Shapes { .. })
+    ));
+    let r = sub()
+        .eval(&t::<f32>(&[1], &[1.0]), &t::<f32>(&[0], &[]))
+        .unwrap();
+    assert_eq!(r.shape(), [0]);
+    // Rank 0 with rank 8.
+    let r = sub()
+        .eval(
+            &t::<u16>(&[], &[10]),
+            &t::<u16>(&[1, 1, 1, 1, 1, 1, 1, 2], &[3, 4]),
+        )
+        .unwrap();
+    assert_eq!(r.shape(), [1, 1, 1, 1, 1, 1, 1, 2]);
+    assert_eq!(v::<u16>(&r), [7, 6]);
+}
+
+#[test]
+fn mismatched_types_are_refused() {
+    let e = sub().eval(&t::<f32>(&[1], &[1.0]), &t::<i32>(&[1], &[1]));
+    assert_eq!(e, Err(EvalError::Types(ElementType::F32, ElementType::I32)));
+}
+
+fn convert(to: ElementType, x: &Tensor) -> Tensor {
+    Convert {
+        destination_type: to,
+    }
+    .eval(x)
+    .unwrap()
+}
+
+#[test]
+fn conversions() {
+    let f = t::<f32>(&[7], &[3.7, -3.7, f32::NAN, 1e10, -1e10, 300.0, -0.0]);
+    assert_eq!(
+        v::<i32>(&convert(ElementType::I32, &f)),
+        [3, -3, 0, i32::MAX, i32::MIN, 300, 0]
+    );
+    assert_eq!(
+        v::<u8>(&convert(ElementType::U8, &f)),
+        [3, 0, 0, 255, 0, 255, 0]
+    );
+    assert_eq!(
+        v::<i64>(&convert(ElementType::I64, &f)),
+        [3, -3, 0, 10_000_000_000, -10_000_000_000, 300, 0]
+    );
+    // Integers wrap.
+    let i = t::<i32>(&[3], &[-1, 300, i32::MIN]);
+    assert_eq!(v::<u8>(&convert(ElementType::U8, &i)), [255, 44, 0]);
+    assert_eq!(
+        v::<u64>(&convert(ElementType::U64, &i)),
+        [u64::MAX, 300, (i32::MIN as i64) as u64]
+    );
+    assert_eq!(
+        v::<i16>(&convert(ElementType::I16, &t::<u64>(&[1], &[u64::MAX]))),
+        [-1]
+    );
+    // f16 decompression is exact; rounding to f16 and bf16 happens once.
+    let h = t::<f16>(
+        &[3],
+        &[
+            f16::from_f32(1.5),
+            f16::NEG_INFINITY,
+            f16::from_bits(0x8000),
+        ],
+    );
+    let r = v::<f32>(&convert(ElementType::F32, &h));
+    assert_eq!(r[0], 1.5);
+    assert_eq!(r[1], f32::NEG_INFINITY);
+    assert!(r[2] == 0.0 && r[2].is_sign_negative());
+    // 1 + 2^-11 + 2^-40 is just above the f16 midpoint between 1 and 1 + 2^-10: it rounds up.
+    // (Truncating f64 to f32 first, as half's own f64 path does, would round it down.)
+    let x = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+    assert_eq!(
+        v::<f16>(&convert(ElementType::F16, &t::<f64>(&[1], &[x])))[0].to_bits(),
+        0x3C01
+    );
+    let y = 1.0 + 2f64.powi(-8) + 2f64.powi(-40);
+    assert_eq!(
+        v::<bf16>(&convert(ElementType::Bf16, &t::<f64>(&[1], &[y])))[0].to_bits(),
+        0x3F81
+    );
+    // An exact midpoint rounds to even.
+    let m = 1.0 + 2f64.powi(-11);
+    assert_eq!(
+        v::<f16>(&convert(ElementType::F16, &t::<f64>(&[1], &[m])))[0].to_bits(),
+        0x3C00
+    );
+    // Large integers to bf16 round once.
+    let big = (1i64 << 40) + (1i64 << 32) + 1; // just above the midpoint of two bf16 values
+    assert_eq!(
+        v::<bf16>(&convert(ElementType::Bf16, &t::<i64>(&[1], &[big])))[0].to_f64(),
+        ((1i64 << 40) + (1i64 << 33)) as f64
+    );
+    assert_eq!(
+        v::<f32>(&convert(ElementType::F32, &t::<i64>(&[1], &[i64::MAX]))),
+        [9.223372e18]
+    );
+    assert_eq!(
+        v::<f16>(&convert(ElementType::F16, &t::<i32>(&[1], &[100_000])))[0],
+        f16::INFINITY
+    );
+}
