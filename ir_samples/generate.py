@@ -281,7 +281,9 @@ QUIRKS = r"""<?xml version="1.0" encoding="UTF-8"?>
 				<port id="0" precision="f32" names="b"><dim>3</dim></port>
 			</output>
 		</layer>
-		<layer id="12" name="k" type="Constant" version="opset13">
+		<!-- type="Const": OpenVINO 2026.4 accepts type="Constant" too but then reads no data
+		     from the .bin (it loads zeros), so Constant is spelled in lower case only in tests. -->
+		<layer id="12" name="k" type="Const" version="opset13">
 			<data element_type="f32" shape="" offset="3" size="5"/>
 			<output>
 				<port id="0" precision="FP32"/>
@@ -622,6 +624,78 @@ def write_bad():
     )
 
 
+# ----------------------------------------------------------------------------------------------
+# Inputs and expected outputs for every valid sample.
+#
+# Expected values come from OpenVINO's reference evaluation: the Parameters are replaced by
+# Constants holding the inputs and the ConstantFolding pass evaluates the graph (this is
+# `Node.evaluate`, not the CPU plugin, which gets these ops wrong). IR v10 files are folded as
+# v11, because OpenVINO's v10 loader would change the output types (ovir runs the graph as
+# written).
+
+# Concrete shapes for dynamic inputs: {sample: {input: shape}}.
+CONCRETE = {"dynamic": {"a": [4, 3], "b": [1, 3], "c": [3]}}
+
+
+def sample_inputs(name, model, rng):
+    out = {}
+    for p in model.get_parameters():
+        pname = p.get_friendly_name()
+        shape = CONCRETE.get(name, {}).get(pname) or [d.get_length() for d in p.get_partial_shape()]
+        et = p.get_element_type().to_dtype()
+        if np.issubdtype(et, np.integer):
+            lo, hi = (1, 120) if np.issubdtype(et, np.unsignedinteger) else (-120, 120)
+            v = rng.integers(lo, hi, size=shape).astype(et)
+            if not np.issubdtype(et, np.unsignedinteger):
+                v[v == 0] = 7  # no division by zero in samples that are meant to run
+        else:
+            v = (rng.standard_normal(size=shape) * 10).astype(et)
+        out[pname] = v
+    return out
+
+
+def write_expected(d):
+    import tempfile
+
+    from openvino import passes
+
+    name = d.name
+    text = (d / "model.xml").read_text().replace('<net name="v10_handwritten" version="10">', '<net name="v10_handwritten" version="11">')
+    rng = np.random.default_rng(sum(map(ord, name)))
+    with tempfile.TemporaryDirectory() as tmp:
+        xml = Path(tmp) / "model.xml"
+        xml.write_text(text)
+        if (d / "model.bin").exists():
+            shutil.copy(d / "model.bin", Path(tmp) / "model.bin")
+        model = ov.Core().read_model(str(xml))
+        inputs = sample_inputs(name, model, rng)
+        for p in list(model.get_parameters()):
+            c = ops.constant(inputs[p.get_friendly_name()])
+            for target in list(p.output(0).get_target_inputs()):
+                target.replace_source_output(c.output(0))
+            model.remove_parameter(p)
+        # Constants read from a .bin share its memory map; give them their own copies.
+        for node in model.get_ordered_ops():
+            if node.get_type_name() == "Constant":
+                fresh = ops.constant(np.array(node.get_data()), dtype=node.get_element_type())
+                for target in list(node.output(0).get_target_inputs()):
+                    target.replace_source_output(fresh.output(0))
+        pm = passes.Manager()
+        pm.register_pass(passes.ConstantFolding())
+        pm.run_passes(model)
+        outputs = []
+        for r in model.get_results():
+            node = r.input_value(0).get_node()
+            assert node.get_type_name() == "Constant", f"{name}: {node.get_type_name()} was not folded"
+            outputs.append(np.array(node.get_data()))
+    (d / "inputs").mkdir(exist_ok=True)
+    (d / "expected").mkdir(exist_ok=True)
+    for pname, v in inputs.items():
+        np.save(d / "inputs" / f"{pname}.npy", v)
+    for k, v in enumerate(outputs):
+        np.save(d / "expected" / f"output{k}.npy", v)
+
+
 def main():
     os.chdir(HERE)
     save(sub_div("sub_div_f32"), "sub_div_f32", compress=False)
@@ -641,6 +715,7 @@ def main():
     core = ov.Core()
     for xml in sorted(HERE.glob("*/model.xml")):
         core.read_model(str(xml))  # every valid sample must load in OpenVINO too
+        write_expected(xml.parent)
     print("samples written to", HERE, "with OpenVINO", ov.__version__, file=sys.stderr)
 
 

@@ -272,6 +272,32 @@ pub enum ErrorKind {
     DeadLayer,
     #[error("this input feeds no Result")]
     UnusedInput,
+    #[error("integer division by zero at output element {index}")]
+    DivisionByZero { index: String },
+    #[error("integer overflow: the minimum value divided by -1 at output element {index}")]
+    DivisionOverflow { index: String },
+    #[error("{message}")]
+    Eval { message: String },
+    #[error("the model has no input named {name:?} (its inputs: {})", known.join(", "))]
+    UnknownInput { name: String, known: Vec<String> },
+    #[error("input {name:?} is not given")]
+    InputNotGiven { name: String },
+    #[error("input {name:?} is given twice")]
+    InputGivenTwice { name: String },
+    #[error("input {name:?} must be {expected}, but the given tensor is {got}")]
+    InputType {
+        name: String,
+        expected: ElementType,
+        got: ElementType,
+    },
+    #[error("input {name:?} must have shape {expected}, but the given tensor has shape {got}")]
+    InputShape {
+        name: String,
+        expected: String,
+        got: String,
+    },
+    #[error("{count} inputs are given, but the model has {expected}")]
+    TooManyInputs { count: usize, expected: usize },
     #[error("{} errors", .0.len())]
     Several(Vec<Error>),
 }
@@ -371,6 +397,15 @@ impl ErrorKind {
             PdpdAxisMissing { .. } => "W502",
             PrecisionMismatch { .. } => "W503",
             CannotRunType { .. } => "W504",
+            DivisionByZero { .. } => "E601",
+            DivisionOverflow { .. } => "E602",
+            Eval { .. } => "E603",
+            UnknownInput { .. } => "E610",
+            InputNotGiven { .. } => "E611",
+            InputGivenTwice { .. } => "E612",
+            InputType { .. } => "E613",
+            InputShape { .. } => "E614",
+            TooManyInputs { .. } => "E615",
             Several(_) => "E000",
         }
     }

@@ -164,7 +164,18 @@ elements! {
     u64 => U64, U64;
 }
 
+impl<T: Element> From<ArrayD<T>> for Tensor {
+    fn from(a: ArrayD<T>) -> Tensor {
+        T::wrap(a)
+    }
+}
+
 impl Tensor {
+    /// The values as an array of `T`, if that is the tensor's element type.
+    pub fn view<T: Element>(&self) -> Option<ArrayViewD<'_, T>> {
+        T::view(self)
+    }
+
     pub fn len(&self) -> usize {
         self.shape().iter().product()
     }

@@ -144,3 +144,164 @@ fn check_needs_a_file() {
     let out = ovir(&["check"]);
     assert!(out.starts_with("exit code: 2\n"), "{out}");
 }
+
+fn temp_dir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("ovir-test-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn run_prints_outputs_as_text() {
+    insta::assert_snapshot!(ovir(&[
+        "run",
+        "ir_samples/int_divide/model.xml",
+        "--inputs",
+        "ir_samples/int_divide/inputs"
+    ]));
+}
+
+#[test]
+fn run_binds_bare_files_by_position() {
+    let by_dir = ovir(&[
+        "run",
+        "ir_samples/int_divide/model.xml",
+        "--inputs",
+        "ir_samples/int_divide/inputs",
+    ]);
+    let by_pos = ovir(&[
+        "run",
+        "ir_samples/int_divide/model.xml",
+        "-i",
+        "ir_samples/int_divide/inputs/a.npy",
+        "-i",
+        "ir_samples/int_divide/inputs/b.npy",
+    ]);
+    let by_name = ovir(&[
+        "run",
+        "ir_samples/int_divide/model.xml",
+        "--input",
+        "b=ir_samples/int_divide/inputs/b.npy",
+        "-i",
+        "a=ir_samples/int_divide/inputs/a.npy",
+    ]);
+    assert_eq!(by_dir, by_pos);
+    assert_eq!(by_dir, by_name);
+}
+
+#[test]
+fn run_writes_npy_outputs() {
+    let dir = temp_dir("out");
+    let out = ovir(&[
+        "run",
+        "ir_samples/int_divide/model.xml",
+        "--inputs",
+        "ir_samples/int_divide/inputs",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.starts_with("exit code: 0\n"), "{out}");
+    for (file, expected) in [("floor.npy", "output0.npy"), ("trunc.npy", "output1.npy")] {
+        let got = std::fs::read(dir.join(file)).unwrap();
+        let want = std::fs::read(
+            common::root()
+                .join("ir_samples/int_divide/expected")
+                .join(expected),
+        )
+        .unwrap();
+        let (g, w) = (
+            ovir::io::npy::read_bytes(&got, u64::MAX).unwrap(),
+            ovir::io::npy::read_bytes(&want, u64::MAX).unwrap(),
+        );
+        assert_eq!(g, w, "{file}");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_refuses_a_wrong_input_type() {
+    let out = ovir(&[
+        "run",
+        "ir_samples/int_divide/model.xml",
+        "-i",
+        "a=ir_samples/sub_div_f32/inputs/a.npy",
+        "-i",
+        "b=ir_samples/int_divide/inputs/b.npy",
+    ]);
+    assert!(out.starts_with("exit code: 2\n"), "{out}");
+    assert!(out.contains("error[E613]"), "{out}");
+    assert!(
+        out.contains("input \"a\" must be i32, but the given tensor is f32"),
+        "{out}"
+    );
+}
+
+#[test]
+fn run_reports_division_by_zero_with_the_element() {
+    let dir = temp_dir("zero");
+    let zeros = ovir::Tensor::from(
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[7]), vec![1i32, 1, 1, 0, 1, 1, 1])
+            .unwrap(),
+    );
+    let b = dir.join("b.npy");
+    std::fs::write(&b, ovir::io::npy::to_bytes(&zeros)).unwrap();
+    let out = ovir(&[
+        "run",
+        "ir_samples/int_divide/model.xml",
+        "-i",
+        "a=ir_samples/int_divide/inputs/a.npy",
+        "-i",
+        &format!("b={}", b.display()),
+    ]);
+    assert!(out.starts_with("exit code: 2\n"), "{out}");
+    assert!(out.contains("error[E601]: layer 2 \"trunc_div\" (Divide): integer division by zero at output element [3]"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_random_inputs_are_deterministic() {
+    let a = ovir(&[
+        "run",
+        "ir_samples/seed_numpy/model.xml",
+        "--random-inputs",
+        "--seed",
+        "7",
+    ]);
+    let b = ovir(&[
+        "run",
+        "ir_samples/seed_numpy/model.xml",
+        "--random-inputs",
+        "--seed",
+        "7",
+    ]);
+    let c = ovir(&[
+        "run",
+        "ir_samples/seed_numpy/model.xml",
+        "--random-inputs",
+        "--seed",
+        "8",
+    ]);
+    assert!(a.starts_with("exit code: 0\n"), "{a}");
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    let dynamic = ovir(&["run", "ir_samples/dynamic/model.xml", "--random-inputs"]);
+    assert!(
+        dynamic.contains("input \"c\" has a dynamic rank; give its shape with --shape c=[...]"),
+        "{dynamic}"
+    );
+    let shaped = ovir(&[
+        "run",
+        "ir_samples/dynamic/model.xml",
+        "--random-inputs",
+        "--shape",
+        "c=[2,1,3]",
+    ]);
+    assert!(shaped.contains("out  f32  [2,1,3]"), "{shaped}");
+}

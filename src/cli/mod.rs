@@ -3,6 +3,7 @@
 pub mod check;
 pub mod info;
 pub mod report;
+pub mod run;
 
 use std::io::Write;
 
@@ -23,6 +24,8 @@ pub enum Command {
     /// Validate IR files: every problem in every file at once (exit 0 clean, 1 findings,
     /// 2 could not run).
     Check(check::CheckArgs),
+    /// Run a model on .npy inputs (or random ones) and print or write its outputs.
+    Run(run::RunArgs),
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -45,6 +48,7 @@ pub fn run(cli: Cli) -> ExitStatus {
     match cli.command {
         Command::Info(args) => info::info(&args),
         Command::Check(args) => check::check(&args),
+        Command::Run(args) => run::run(&args),
     }
 }
 

@@ -1,0 +1,292 @@
+//! Stage 4: execution. Runs a validated graph on input tensors in topological order: dead
+//! layers are skipped, a tensor is freed after its last use, Results share their producer's
+//! tensor.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::error::{Error, ErrorKind};
+use crate::graph::Graph;
+use crate::model::Model;
+use crate::ops::{EvalError, Op};
+use crate::shape::PartialShape;
+use crate::tensor::Tensor;
+
+/// How an input is named when binding: by a tensor or layer name, or by position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputKey {
+    Name(String),
+    Index(usize),
+}
+
+impl From<&str> for InputKey {
+    fn from(s: &str) -> InputKey {
+        InputKey::Name(s.to_owned())
+    }
+}
+
+impl From<String> for InputKey {
+    fn from(s: String) -> InputKey {
+        InputKey::Name(s)
+    }
+}
+
+impl From<usize> for InputKey {
+    fn from(i: usize) -> InputKey {
+        InputKey::Index(i)
+    }
+}
+
+/// One model output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Output {
+    pub name: String,
+    pub tensor: Arc<Tensor>,
+}
+
+/// Whether a concrete shape fits a partial shape.
+pub fn fits(shape: &[usize], partial: &PartialShape) -> bool {
+    match partial.dims() {
+        None => true,
+        Some(dims) => {
+            dims.len() == shape.len() && dims.iter().zip(shape).all(|(d, &s)| d.contains(s as u64))
+        }
+    }
+}
+
+impl Model {
+    /// Runs the model. Inputs bind by any tensor name of their Parameter, its layer name, or
+    /// position (`0usize`, `1usize`, ...).
+    ///
+    /// ```
+    /// use ndarray::arr1;
+    /// let model = ovir::Model::load("ir_samples/int_divide/model.xml")?;
+    /// let a = arr1(&[7i32, 7, -7, -7, 0, 1, -1]).into_dyn();
+    /// let b = arr1(&[3i32, -3, 2, -2, 5, -5, 5]).into_dyn();
+    /// let out = model.run([("a", a.into()), ("b", b.into())])?;
+    /// assert_eq!(out[0].name, "floor");
+    /// assert_eq!(out[0].tensor.view::<i32>().unwrap().as_slice().unwrap(), &[2, -3, -4, 3, 0, -1, -1]);
+    /// # Ok::<(), ovir::Error>(())
+    /// ```
+    pub fn run<K: Into<InputKey>>(
+        &self,
+        inputs: impl IntoIterator<Item = (K, Tensor)>,
+    ) -> Result<Vec<Output>, Error> {
+        let g = self.graph();
+        let bound = bind(g, inputs)?;
+        execute(g, bound)
+    }
+}
+
+/// Binds inputs to Parameters and checks their types and shapes (every problem at once).
+fn bind<K: Into<InputKey>>(
+    g: &Graph,
+    inputs: impl IntoIterator<Item = (K, Tensor)>,
+) -> Result<Vec<Tensor>, Error> {
+    let n = g.inputs.len();
+    let display = |i: usize| {
+        g.input_names(i)
+            .first()
+            .map_or_else(|| format!("#{i}"), |s| s.to_string())
+    };
+    let mut slots: Vec<Option<Tensor>> = vec![None; n];
+    let mut errors = Vec::new();
+    let mut count = 0;
+    for (key, tensor) in inputs {
+        count += 1;
+        let index = match key.into() {
+            InputKey::Index(i) if i < n => Some(i),
+            InputKey::Index(_) => None,
+            InputKey::Name(name) => {
+                let found = (0..n).find(|&i| g.input_names(i).contains(&name.as_str()));
+                if found.is_none() {
+                    errors.push(Error::new(ErrorKind::UnknownInput {
+                        name,
+                        known: (0..n).map(display).collect(),
+                    }));
+                }
+                found
+            }
+        };
+        let Some(i) = index else {
+            if count > n {
+                errors.push(Error::new(ErrorKind::TooManyInputs { count, expected: n }));
+            }
+            continue;
+        };
+        if slots[i].is_some() {
+            errors.push(Error::new(ErrorKind::InputGivenTwice { name: display(i) }));
+            continue;
+        }
+        if let Op::Parameter(p) = &g.nodes[g.inputs[i]].op {
+            let at = g.locate(g.inputs[i], None);
+            if p.element_type != crate::ElementType::Dynamic
+                && tensor.element_type() != p.element_type
+            {
+                errors.push(Error::at(
+                    ErrorKind::InputType {
+                        name: display(i),
+                        expected: p.element_type,
+                        got: tensor.element_type(),
+                    },
+                    at,
+                ));
+                continue;
+            }
+            if !fits(tensor.shape(), &p.shape) {
+                errors.push(Error::at(
+                    ErrorKind::InputShape {
+                        name: display(i),
+                        expected: p.shape.to_string(),
+                        got: format!("{:?}", tensor.shape()),
+                    },
+                    at,
+                ));
+                continue;
+            }
+        }
+        slots[i] = Some(tensor);
+    }
+    for (i, s) in slots.iter().enumerate() {
+        if s.is_none() && !errors.iter().any(|e| matches!(e.kind(), ErrorKind::InputType { name, .. } | ErrorKind::InputShape { name, .. } if *name == display(i))) {
+            errors.push(Error::new(ErrorKind::InputNotGiven { name: display(i) }));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Error::from_list(errors));
+    }
+    Ok(slots.into_iter().flatten().collect())
+}
+
+fn eval_error(g: &Graph, node: usize, e: EvalError) -> Error {
+    let kind = match e {
+        EvalError::DivisionByZero { index } => ErrorKind::DivisionByZero {
+            index: format!("{index:?}"),
+        },
+        EvalError::DivisionOverflow { index } => ErrorKind::DivisionOverflow {
+            index: format!("{index:?}"),
+        },
+        other => ErrorKind::Eval {
+            message: other.to_string(),
+        },
+    };
+    Error::at(kind, g.locate(node, None))
+}
+
+fn execute(g: &Graph, inputs: Vec<Tensor>) -> Result<Vec<Output>, Error> {
+    let mut dead = vec![false; g.nodes.len()];
+    for &i in &g.dead {
+        dead[i] = true;
+    }
+    let mut values: Vec<Vec<Option<Arc<Tensor>>>> = g
+        .nodes
+        .iter()
+        .map(|n| vec![None; n.outputs.len()])
+        .collect();
+    // Uses left of each output, so a tensor is dropped after its last consumer.
+    let mut uses: Vec<Vec<usize>> = g
+        .nodes
+        .iter()
+        .map(|n| {
+            n.outputs
+                .iter()
+                .map(|p| p.consumers.iter().filter(|(c, _)| !dead[*c]).count())
+                .collect()
+        })
+        .collect();
+    let mut inputs: Vec<Option<Tensor>> = inputs.into_iter().map(Some).collect();
+    let input_of: HashMap<usize, usize> =
+        g.inputs.iter().enumerate().map(|(k, &n)| (n, k)).collect();
+    let mut results: HashMap<usize, Arc<Tensor>> = HashMap::new();
+
+    for &i in &g.order {
+        if dead[i] {
+            continue;
+        }
+        let node = &g.nodes[i];
+        let arg =
+            |values: &Vec<Vec<Option<Arc<Tensor>>>>, j: usize| -> Result<Arc<Tensor>, Error> {
+                let src = node.inputs[j].source;
+                values[src.node][src.port].clone().ok_or_else(|| {
+                    Error::at(
+                        ErrorKind::Eval {
+                            message: "internal error: an input was not computed".into(),
+                        },
+                        g.locate(i, None),
+                    )
+                })
+            };
+        let out: Option<Tensor> = match &node.op {
+            Op::Parameter(_) => input_of.get(&i).and_then(|&k| inputs[k].take()),
+            Op::Const(c) => Some(const_tensor(g, i, c)?),
+            Op::Convert(c) => {
+                let x = arg(&values, 0)?;
+                Some(c.eval(&x).map_err(|e| eval_error(g, i, e))?)
+            }
+            Op::Subtract(s) => {
+                let (a, b) = (arg(&values, 0)?, arg(&values, 1)?);
+                Some(s.eval(&a, &b).map_err(|e| eval_error(g, i, e))?)
+            }
+            Op::Divide(d) => {
+                let (a, b) = (arg(&values, 0)?, arg(&values, 1)?);
+                Some(d.eval(&a, &b).map_err(|e| eval_error(g, i, e))?)
+            }
+            Op::Result(_) => {
+                results.insert(i, arg(&values, 0)?);
+                None
+            }
+        };
+        if let Some(t) = out {
+            values[i][0] = Some(Arc::new(t));
+        }
+        for p in &node.inputs {
+            let u = &mut uses[p.source.node][p.source.port];
+            *u = u.saturating_sub(1);
+            if *u == 0 {
+                values[p.source.node][p.source.port] = None;
+            }
+        }
+    }
+    g.outputs
+        .iter()
+        .enumerate()
+        .map(|(k, n)| {
+            let tensor = results.remove(n);
+            tensor
+                .map(|tensor| Output {
+                    name: g.output_name(k).to_owned(),
+                    tensor,
+                })
+                .ok_or_else(|| {
+                    Error::new(ErrorKind::Eval {
+                        message: "internal error: an output was not computed".into(),
+                    })
+                })
+        })
+        .collect()
+}
+
+fn const_tensor(g: &Graph, node: usize, c: &crate::ops::constant::Const) -> Result<Tensor, Error> {
+    let fail = |message: String| Error::at(ErrorKind::Eval { message }, g.locate(node, None));
+    let shape: Vec<usize> = c
+        .shape
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| fail("the Const is too large".into())))
+        .collect::<Result<_, _>>()?;
+    let needed = c
+        .elements()
+        .and_then(|e| c.element_type.storage_bytes(e))
+        .ok_or_else(|| fail("the Const is too large".into()))?;
+    let bytes = match &g.weights {
+        Some(w) => w.bytes(c.offset, needed),
+        None if needed == 0 => Some(&[][..]),
+        None => None,
+    }
+    .ok_or_else(|| fail("the Const data are not in the weights file".into()))?;
+    Tensor::from_le_bytes(c.element_type, &shape, bytes).ok_or_else(|| {
+        fail(format!(
+            "ovir does not compute with {} Consts",
+            c.element_type
+        ))
+    })
+}

@@ -1,0 +1,5 @@
+//! Stage 5: tensors in and out: `.npy` files and the text form.
+
+pub mod npy;
+pub mod random;
+pub mod text;
