@@ -740,6 +740,113 @@ def write_onnx_node_tests():
             np.save(d / "expected" / f"output{k}.npy", value)
 
 
+def spec_module():
+    """The numpy spec of the differential test (tests/differential/run.py)."""
+    sys.path.insert(0, str(HERE.parent / "tests" / "differential"))
+    import run as spec  # noqa: E402
+
+    return spec
+
+
+def int_to_f32_round_odd(x):
+    """A Python int as the float32 rounded to odd (exact integer arithmetic)."""
+    m = abs(int(x))
+    if m < (1 << 24):
+        return np.float32(x)
+    shift = m.bit_length() - 24
+    t = m >> shift
+    if m & ((1 << shift) - 1):
+        t |= 1
+    v = float(t << shift)
+    return np.float32(-v if x < 0 else v)
+
+
+def special_values(t, n, rng):
+    """n values of type t that exercise the edges: specials, subnormals, overflow, wrap-around."""
+    spec = spec_module()
+    if t in spec.FLOATS:
+        base = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 65504.0, 70000.0, 1e-7, 6e-8, 3.4e38, 1e300, -1e-300, 0.5, 2.5]
+        v = np.array((base * (n // len(base) + 1))[:n], dtype=np.float64)
+        v[len(base):] = rng.standard_normal(n - len(base)) * 100 if n > len(base) else v[len(base):]
+        return spec.to_type(v, t)
+    info = np.iinfo(spec.NP[t])
+    base = [0, 1, -1, 7, -7, 10, -10, 3, -3, info.min, info.max, info.min + 1, info.max - 1, 2**53 + 1, -(2**53) - 1]
+    vals = [x for x in base if info.min <= x <= info.max]
+    vals += [int(x) for x in rng.integers(info.min, int(info.max) + 1, size=n, dtype=np.int64 if t != "u64" else np.uint64)]
+    return np.array(vals[:n], dtype=spec.NP[t])
+
+
+def save_case(d, model, inputs, outputs):
+    d.mkdir(parents=True)
+    ov.save_model(model, str(d / "model.xml"), compress_to_fp16=False)
+    if (d / "model.bin").exists() and (d / "model.bin").stat().st_size == 0:
+        (d / "model.bin").unlink()
+    (d / "inputs").mkdir()
+    (d / "expected").mkdir()
+    for name, (t, v) in inputs.items():
+        np.save(d / "inputs" / f"{name}.npy", v.astype(np.float32) if t == "bf16" else v)
+    for k, (t, v) in enumerate(outputs):
+        np.save(d / "expected" / f"output{k}.npy", v.astype(np.float32) if t == "bf16" else v)
+
+
+def write_op_matrix():
+    """Subtract and Divide on every type under none/numpy/pdpd, and Convert between every pair of
+    types, on edge values. Expected outputs: the spec in numpy (tests/differential/run.py),
+    which the differential test cross-checks against OpenVINO's reference."""
+    spec = spec_module()
+    root = fresh_dir("ops")
+    rng = np.random.default_rng(2026)
+    # pdpd: built at axis 0 (all the Python API writes), where [3,1] fits [3,3,4] too, then
+    # rewritten to axis 1.
+    shapes = {"none": ([2, 3], [2, 3]), "numpy": ([2, 1, 3], [4, 1]), "pdpd": ([3, 3, 4], [3, 1])}
+    for op in ("Subtract", "Divide"):
+        for t in spec.TYPES:
+            for mode, (sa, sb) in shapes.items():
+                a = special_values(t, int(np.prod(sa)), rng).reshape(sa)
+                b = special_values(t, int(np.prod(sb)), rng).reshape(sb)
+                if op == "Divide" and t not in spec.FLOATS:
+                    b[b == 0] = 3
+                    if t.startswith("i"):
+                        b[b == -1] = -2  # MIN / -1 is an error; the error tests cover it
+                pa = ops.parameter(sa, spec.OVT[t], name="a")
+                pb = ops.parameter(sb, spec.OVT[t], name="b")
+                for p in (pa, pb):
+                    p.output(0).get_tensor().set_names({p.get_friendly_name()})
+                attrs = {"auto_broadcast": mode}
+                # pdpd at axis 1 (set below): B [3,1] loses its trailing 1 and lands on A's dim 1.
+                b_np = b.reshape([1, 3, 1]) if mode == "pdpd" else b
+                for py in ([True, False] if op == "Divide" else [None]):
+                    if py is None:
+                        value = spec.spec_sub(a, b_np, t)
+                    else:
+                        attrs["m_pythondiv"] = py
+                        value = spec.spec_div(a, b_np, t, py)
+                    node = NodeFactory("opset1").create(op, [pa.output(0), pb.output(0)], dict(attrs))
+                    node.output(0).get_tensor().set_names({"out"})
+                    model = ov.Model([ops.result(node)], [pa, pb], f"{op}_{t}_{mode}")
+                    suffix = "" if py is None else ("_floor" if py else "_trunc")
+                    d = root / f"{op.lower()}_{t}_{mode}{suffix}"
+                    save_case(d, model, {"a": (t, a), "b": (t, b)}, [(t, np.asarray(value).reshape(node.get_output_partial_shape(0).to_shape()))])
+                    if mode == "pdpd":
+                        # OpenVINO's Python API writes axis 0; this case is about axis 1.
+                        xml = (d / "model.xml").read_text()
+                        (d / "model.xml").write_text(xml.replace('auto_broadcast.auto_broadcast_axis="0"', 'auto_broadcast.auto_broadcast_axis="1"'))
+    for src in spec.TYPES:
+        for dst in spec.TYPES:
+            x = special_values(src, 16, rng)
+            if src not in spec.FLOATS and dst in ("f16", "bf16"):
+                f = np.array([int_to_f32_round_odd(int(v)) for v in x], dtype=np.float32)
+                y = spec.rne_bf16(f) if dst == "bf16" else f.astype(np.float16)
+            else:
+                y = spec.spec_convert(x, src, dst)
+            p = ops.parameter([16], spec.OVT[src], name="x")
+            p.output(0).get_tensor().set_names({"x"})
+            node = ops.convert(p, spec.OVT[dst])
+            node.output(0).get_tensor().set_names({"y"})
+            model = ov.Model([ops.result(node)], [p], f"convert_{src}_{dst}")
+            save_case(root / f"convert_{src}_to_{dst}", model, {"x": (src, x)}, [(dst, y)])
+
+
 def main():
     os.chdir(HERE)
     save(sub_div("sub_div_f32"), "sub_div_f32", compress=False)
@@ -756,6 +863,7 @@ def main():
     write_quirks()
     write_dead_branch()
     write_onnx_node_tests()
+    write_op_matrix()
     write_bad()
     core = ov.Core()
     for xml in sorted(HERE.glob("*/model.xml")):

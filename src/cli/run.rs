@@ -53,12 +53,7 @@ fn fail(msg: impl std::fmt::Display) -> ExitStatus {
 /// A `.npy` file as an input of element type `want` (float32 files feed bf16 inputs).
 fn load_input(path: &Path, want: Option<ElementType>) -> Result<Tensor, String> {
     let t = npy::read(path, INPUT_LIMIT).map_err(|e| format!("{}: {e}", path.display()))?;
-    if want == Some(ElementType::Bf16)
-        && let Tensor::F32(a) = &t
-    {
-        return Ok(Tensor::Bf16(a.mapv(half::bf16::from_f32)));
-    }
-    Ok(t)
+    Ok(npy::for_input(t, want))
 }
 
 /// A concrete shape for a random input: `--shape` if given, else the partial shape with each

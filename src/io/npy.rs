@@ -235,6 +235,23 @@ fn to_c_order(t: Tensor, shape: &[usize]) -> Tensor {
     crate::dispatch!(et, T => go::<T>(&t, shape), _ => None).unwrap_or(t)
 }
 
+/// A tensor read from `.npy` as an input of element type `want`: a float32 array feeds a bf16
+/// input, rounded to nearest even (numpy has no bf16). Other tensors are returned as they are.
+pub fn for_input(t: Tensor, want: Option<ElementType>) -> Tensor {
+    match (want, t) {
+        (Some(ElementType::Bf16), Tensor::F32(a)) => Tensor::Bf16(a.mapv(half::bf16::from_f32)),
+        (_, t) => t,
+    }
+}
+
+/// A tensor as `.npy` stores it: bf16 as float32 (exactly), everything else unchanged.
+pub fn as_stored(t: &Tensor) -> Tensor {
+    match t {
+        Tensor::Bf16(a) => Tensor::F32(a.mapv(|x| x.to_f32())),
+        other => other.clone(),
+    }
+}
+
 /// Reads an `.npy` file.
 pub fn read(path: &Path, limit: u64) -> Result<Tensor, NpyError> {
     let bytes = std::fs::read(path).map_err(|e| NpyError(format!("cannot read: {e}")))?;
@@ -244,7 +261,7 @@ pub fn read(path: &Path, limit: u64) -> Result<Tensor, NpyError> {
 /// `.npy` bytes for a tensor (bf16 as float32).
 pub fn to_bytes(t: &Tensor) -> Vec<u8> {
     let (descr, data) = match t {
-        Tensor::Bf16(a) => ("<f4", Tensor::F32(a.mapv(|x| x.to_f32())).to_le_bytes()),
+        Tensor::Bf16(_) => ("<f4", as_stored(t).to_le_bytes()),
         other => (
             match other.element_type() {
                 ElementType::F16 => "<f2",
