@@ -781,12 +781,31 @@ def save_case(d, model, inputs, outputs):
     ov.save_model(model, str(d / "model.xml"), compress_to_fp16=False)
     if (d / "model.bin").exists() and (d / "model.bin").stat().st_size == 0:
         (d / "model.bin").unlink()
-    (d / "inputs").mkdir()
+    if inputs:
+        (d / "inputs").mkdir()
     (d / "expected").mkdir()
     for name, (t, v) in inputs.items():
         np.save(d / "inputs" / f"{name}.npy", v.astype(np.float32) if t == "bf16" else v)
     for k, (t, v) in enumerate(outputs):
         np.save(d / "expected" / f"output{k}.npy", v.astype(np.float32) if t == "bf16" else v)
+
+
+def fold_with_reference(model, inputs):
+    """OpenVINO's reference evaluation (constant folding) of `model` on `inputs`."""
+    from openvino import passes
+
+    spec = spec_module()
+    m = model.clone()
+    for p in list(m.get_parameters()):
+        t, v = inputs[p.get_friendly_name()]
+        c = spec.constant(v, t)
+        for target in list(p.output(0).get_target_inputs()):
+            target.replace_source_output(c.output(0))
+        m.remove_parameter(p)
+    pm = passes.Manager()
+    pm.register_pass(passes.ConstantFolding())
+    pm.run_passes(m)
+    return [np.array(r.input_value(0).get_node().get_data()) for r in m.get_results()]
 
 
 def write_op_matrix():
@@ -826,11 +845,18 @@ def write_op_matrix():
                     model = ov.Model([ops.result(node)], [pa, pb], f"{op}_{t}_{mode}")
                     suffix = "" if py is None else ("_floor" if py else "_trunc")
                     d = root / f"{op.lower()}_{t}_{mode}{suffix}"
-                    save_case(d, model, {"a": (t, a), "b": (t, b)}, [(t, np.asarray(value).reshape(node.get_output_partial_shape(0).to_shape()))])
+                    value = np.asarray(value).reshape(node.get_output_partial_shape(0).to_shape())
+                    save_case(d, model, {"a": (t, a), "b": (t, b)}, [(t, value)])
                     if mode == "pdpd":
                         # OpenVINO's Python API writes axis 0; this case is about axis 1.
                         xml = (d / "model.xml").read_text()
                         (d / "model.xml").write_text(xml.replace('auto_broadcast.auto_broadcast_axis="0"', 'auto_broadcast.auto_broadcast_axis="1"'))
+                    if t in (spec.REF_SUB if op == "Subtract" else spec.REF_DIV):
+                        # Cross-check the spec with OpenVINO's reference where it has the type,
+                        # on the IR as saved.
+                        saved = ov.Core().read_model(str(d / "model.xml"))
+                        ref = fold_with_reference(saved, {"a": (t, a), "b": (t, b)})[0]
+                        assert spec.same_bits(ref, value, t), f"{d.name}: spec {value} != reference {ref}"
     for src in spec.TYPES:
         for dst in spec.TYPES:
             x = special_values(src, 16, rng)
@@ -845,6 +871,68 @@ def write_op_matrix():
             node.output(0).get_tensor().set_names({"y"})
             model = ov.Model([ops.result(node)], [p], f"convert_{src}_{dst}")
             save_case(root / f"convert_{src}_to_{dst}", model, {"x": (src, x)}, [(dst, y)])
+
+
+def write_special_cases():
+    """Shapes and graphs the matrix does not cover. Expected outputs from the numpy spec."""
+    spec = spec_module()
+    root = HERE / "ops"
+    f32 = np.float32
+
+    def case(name, build, inputs):
+        params = {n: ops.parameter(list(v.shape), spec.OVT[t], name=n) for n, (t, v) in inputs.items()}
+        for n, p in params.items():
+            p.output(0).get_tensor().set_names({n})
+        outs, expected = build(params)
+        results = []
+        for k, o in enumerate(outs):
+            o.get_tensor().set_names({f"out{k}"})
+            results.append(ops.result(o))
+        model = ov.Model(results, list(params.values()), name)
+        save_case(root / name, model, inputs, expected)
+
+    # pythondiv: -10/3 is -4 with floor division and -3 with truncation.
+    a = np.array([7, 7, -7, -7, 0, 1, -1, -10, 10], dtype=np.int32)
+    b = np.array([3, -3, 2, -2, 5, -5, 5, 3, -3], dtype=np.int32)
+    for py, want in [(True, [2, -3, -4, 3, 0, -1, -1, -4, -4]), (False, [2, -2, -3, 3, 0, 0, 0, -3, -3])]:
+        def build(p, py=py, want=want):
+            n = NodeFactory("opset1").create("Divide", [p["a"].output(0), p["b"].output(0)], {"m_pythondiv": py})
+            return [n.output(0)], [("i32", np.array(want, dtype=np.int32))]
+        case(f"divide_pythondiv_table_{'floor' if py else 'trunc'}", build, {"a": ("i32", a), "b": ("i32", b)})
+
+    # Rank 0 against rank 8.
+    x = np.array(5.5, dtype=f32)
+    y = (np.arange(6, dtype=f32) - 2.5).reshape([1, 1, 1, 1, 1, 1, 2, 3])
+    case("subtract_rank0_rank8", lambda p: ([ops.subtract(p["x"], p["y"]).output(0)], [("f32", x - y)]), {"x": ("f32", x), "y": ("f32", y)})
+
+    # Zero-size dims: [2,0,3] / [3] is [2,0,3]; [1] - [0] is [0].
+    z = np.zeros([2, 0, 3], dtype=f32)
+    w = np.array([1.0, 2.0, 4.0], dtype=f32)
+    case("divide_zero_size", lambda p: ([ops.divide(p["z"], p["w"]).output(0)], [("f32", z / w)]), {"z": ("f32", z), "w": ("f32", w)})
+
+    # A chain of 8 Subtract/Divide layers on f16 (each rounds to f16), with Consts.
+    v = (np.arange(12, dtype=f32).reshape(3, 4) * 1.7 - 5).astype(np.float16)
+    consts = [np.float16(c) for c in (0.3, 1.7, -2.1, 3.3, 0.7, -1.9, 2.2, 0.9)]
+
+    def chain(p):
+        cur, val = p["v"], v
+        for k, c in enumerate(consts):
+            cn = ops.constant(np.array([c], dtype=np.float16))
+            if k % 2 == 0:
+                cur, val = ops.subtract(cur, cn), spec.spec_sub(val, np.array([c]), "f16")
+            else:
+                cur, val = ops.divide(cur, cn), spec.spec_div(val, np.array([c]), "f16", True)
+        return [cur.output(0)], [("f16", val)]
+
+    case("chain_8_f16", chain, {"v": ("f16", v)})
+
+    # No inputs at all: Consts only (OpenVINO's writer may fold them; what it writes is run).
+    c1 = ops.constant(np.array([1, 2, 3], dtype=np.int64))
+    c2 = ops.constant(np.array([[10], [20]], dtype=np.int64))
+    out = ops.subtract(c1, c2)
+    out.output(0).get_tensor().set_names({"out0"})
+    model = ov.Model([ops.result(out)], [], "const_only")
+    save_case(root / "const_only_i64", model, {}, [("i64", np.array([1, 2, 3]) - np.array([[10], [20]]))])
 
 
 def main():
@@ -864,6 +952,7 @@ def main():
     write_dead_branch()
     write_onnx_node_tests()
     write_op_matrix()
+    write_special_cases()
     write_bad()
     core = ov.Core()
     for xml in sorted(HERE.glob("*/model.xml")):
