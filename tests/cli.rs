@@ -305,3 +305,15 @@ fn run_random_inputs_are_deterministic() {
     ]);
     assert!(shaped.contains("out  f32  [2,1,3]"), "{shaped}");
 }
+
+#[test]
+fn run_warns_about_declared_dims_and_still_runs() {
+    let out = ovir(&[
+        "run",
+        "ir_samples/bad/declared_dims_lie.xml",
+        "--random-inputs",
+    ]);
+    assert!(out.starts_with("exit code: 0\n"), "{out}");
+    assert!(out.contains("warning[E504]"), "{out}");
+    assert!(out.contains("out  f32  [2,3]"), "{out}");
+}
