@@ -96,10 +96,3 @@ pub fn parse_shape_arg(arg: &str) -> Result<(String, PartialShape), String> {
     let shape = PartialShape::parse(shape).map_err(|e| format!("shape {e}"))?;
     Ok((name.to_owned(), shape))
 }
-
-impl Model {
-    /// Infers every port's type and shape; returns them with every finding.
-    pub fn infer(&self) -> (crate::shape::Inferred, Vec<Diagnostic>) {
-        crate::shape::infer(self.graph(), &[])
-    }
-}

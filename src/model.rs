@@ -71,4 +71,10 @@ impl Model {
     pub fn graph(&self) -> &Graph {
         &self.graph
     }
+
+    /// Infers every port's element type and shape; returns them with every finding (errors
+    /// and warnings, as `ovir check` reports them).
+    pub fn infer(&self) -> (crate::shape::Inferred, Vec<crate::error::Diagnostic>) {
+        crate::shape::infer(&self.graph, &[])
+    }
 }
