@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Diagnostic, Error, ErrorKind, Severity};
+use crate::error::{Diagnostic, ErrorKind, Severity};
 use crate::model::{LoadOptions, Model};
 use crate::shape::PartialShape;
 
@@ -67,22 +67,16 @@ pub fn check_file(path: &Path, options: &CheckOptions) -> FileReport {
         }
     }
     let (_, mut found) = crate::shape::infer(g, &overrides);
-    found.sort_by_key(|d| sort_key(&d.error));
+    found.sort_by_key(|d| {
+        let pos = d
+            .error
+            .location()
+            .and_then(|l| l.pos)
+            .map_or((0, 0), |p| (p.line, p.col));
+        (pos.0, pos.1, d.severity)
+    });
     report.diagnostics = found;
     report
-}
-
-fn sort_key(e: &Error) -> (u32, u32, Severity) {
-    let pos = e
-        .location()
-        .and_then(|l| l.pos)
-        .map_or((0, 0), |p| (p.line, p.col));
-    let sev = if e.kind().is_warning() {
-        Severity::Warning
-    } else {
-        Severity::Error
-    };
-    (pos.0, pos.1, sev)
 }
 
 /// Reads `NAME=SHAPE` (as `--shape` takes it): the shape in the IR grammar, e.g. `x=[1,3,?]`.

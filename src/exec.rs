@@ -90,6 +90,8 @@ fn bind<K: Into<InputKey>>(
             .map_or_else(|| format!("#{i}"), |s| s.to_string())
     };
     let mut slots: Vec<Option<Tensor>> = vec![None; n];
+    // Inputs given but refused (wrong type or shape) are not reported as missing too.
+    let mut refused = vec![false; n];
     let mut errors = Vec::new();
     let mut count = 0;
     for (key, tensor) in inputs {
@@ -131,6 +133,7 @@ fn bind<K: Into<InputKey>>(
                     },
                     at,
                 ));
+                refused[i] = true;
                 continue;
             }
             if !fits(tensor.shape(), &p.shape) {
@@ -142,13 +145,14 @@ fn bind<K: Into<InputKey>>(
                     },
                     at,
                 ));
+                refused[i] = true;
                 continue;
             }
         }
         slots[i] = Some(tensor);
     }
     for (i, s) in slots.iter().enumerate() {
-        if s.is_none() && !errors.iter().any(|e| matches!(e.kind(), ErrorKind::InputType { name, .. } | ErrorKind::InputShape { name, .. } if *name == display(i))) {
+        if s.is_none() && !refused[i] {
             errors.push(Error::new(ErrorKind::InputNotGiven { name: display(i) }));
         }
     }

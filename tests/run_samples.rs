@@ -85,39 +85,17 @@ fn sample_dirs(root: &Path) -> Vec<std::path::PathBuf> {
     dirs
 }
 
-#[test]
-fn every_sample_matches_its_expected_outputs() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("ir_samples");
+/// Runs every sample folder under `ir_samples/<sub>` (at least `at_least` of them).
+fn run_all(sub: &str, at_least: usize) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("ir_samples")
+        .join(sub);
     let dirs = sample_dirs(&root);
-    assert!(dirs.len() >= 13, "only {} samples have inputs", dirs.len());
-    let failures: Vec<String> = dirs
-        .iter()
-        .filter_map(|d| run_sample(d).err().map(|e| format!("{}: {e}", d.display())))
-        .collect();
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-/// The ONNX backend node tests for Sub and Div, converted by `ov.convert_model`; expected
-/// outputs are the ONNX tests' own.
-#[test]
-fn onnx_node_tests_for_sub_and_div() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("ir_samples/onnx_node");
-    let dirs = sample_dirs(&root);
-    assert!(dirs.len() >= 19, "only {} ONNX node tests", dirs.len());
-    let failures: Vec<String> = dirs
-        .iter()
-        .filter_map(|d| run_sample(d).err().map(|e| format!("{}: {e}", d.display())))
-        .collect();
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-/// Subtract and Divide on every type under none/numpy/pdpd (floor and trunc), and Convert
-/// between every pair of types, on edge values (ir_samples/ops, expected from the spec in numpy).
-#[test]
-fn op_matrix() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("ir_samples/ops");
-    let dirs = sample_dirs(&root);
-    assert!(dirs.len() >= 252, "only {} op cases", dirs.len());
+    assert!(
+        dirs.len() >= at_least,
+        "only {} samples under ir_samples/{sub}",
+        dirs.len()
+    );
     let failures: Vec<String> = dirs
         .iter()
         .filter_map(|d| run_sample(d).err().map(|e| format!("{}: {e}", d.display())))
@@ -128,4 +106,23 @@ fn op_matrix() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+fn every_sample_matches_its_expected_outputs() {
+    run_all("", 13);
+}
+
+/// The ONNX backend node tests for Sub and Div, converted by `ov.convert_model`; expected
+/// outputs are the ONNX tests' own.
+#[test]
+fn onnx_node_tests_for_sub_and_div() {
+    run_all("onnx_node", 19);
+}
+
+/// Subtract and Divide on every type under none/numpy/pdpd (floor and trunc), and Convert
+/// between every pair of types, on edge values (ir_samples/ops, expected from the spec in numpy).
+#[test]
+fn op_matrix() {
+    run_all("ops", 252);
 }

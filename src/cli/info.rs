@@ -5,9 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 use ovir::info::Info;
-use ovir::{LoadOptions, Model};
 
-use super::{ExitStatus, Format, print_stdout, report::render_errors};
+use super::{ExitStatus, Format, load_model, print_stdout};
 
 #[derive(Debug, Args)]
 pub struct InfoArgs {
@@ -22,15 +21,9 @@ pub struct InfoArgs {
 }
 
 pub fn info(args: &InfoArgs) -> ExitStatus {
-    let options = LoadOptions {
-        weights: args.weights.clone(),
-    };
-    let model = match Model::load_with(&args.model, &options) {
+    let model = match load_model(&args.model, args.weights.as_deref()) {
         Ok(m) => m,
-        Err(e) => {
-            eprint!("{}", render_errors(&e));
-            return ExitStatus::Error;
-        }
+        Err(status) => return status,
     };
     let (inferred, findings) = model.infer();
     let info = Info::new(model.graph(), &inferred);

@@ -52,6 +52,20 @@ pub fn run(cli: Cli) -> ExitStatus {
     }
 }
 
+/// Loads a model, or prints every error in it and says the command could not run.
+pub fn load_model(
+    model: &std::path::Path,
+    weights: Option<&std::path::Path>,
+) -> Result<ovir::Model, ExitStatus> {
+    let options = ovir::LoadOptions {
+        weights: weights.map(|w| w.to_owned()),
+    };
+    ovir::Model::load_with(model, &options).map_err(|e| {
+        eprint!("{}", report::render_errors(&e));
+        ExitStatus::Error
+    })
+}
+
 /// Writes to stdout. A closed pipe (`ovir info m.xml | head`) is not an error.
 pub fn print_stdout(text: &str) -> ExitStatus {
     let mut out = std::io::stdout().lock();

@@ -7,10 +7,10 @@ use ovir::check::parse_shape_arg;
 use ovir::io::{npy, random, text};
 use ovir::ops::Op;
 use ovir::shape::PartialShape;
-use ovir::{ElementType, InputKey, LoadOptions, Model, Severity, Tensor};
+use ovir::{ElementType, InputKey, Severity, Tensor};
 
 use super::report::{render, render_errors};
-use super::{ExitStatus, print_stdout};
+use super::{ExitStatus, load_model, print_stdout};
 
 /// Inputs larger than this are refused (bytes).
 const INPUT_LIMIT: u64 = 16 << 30;
@@ -74,15 +74,9 @@ fn random_shape(
 }
 
 pub fn run(args: &RunArgs) -> ExitStatus {
-    let options = LoadOptions {
-        weights: args.weights.clone(),
-    };
-    let model = match Model::load_with(&args.model, &options) {
+    let model = match load_model(&args.model, args.weights.as_deref()) {
         Ok(m) => m,
-        Err(e) => {
-            eprint!("{}", render_errors(&e));
-            return ExitStatus::Error;
-        }
+        Err(status) => return status,
     };
     let g = model.graph();
     // Declared-dim mismatches and other findings: warnings; the run goes on.
