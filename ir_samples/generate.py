@@ -654,10 +654,38 @@ def sample_inputs(name, model, rng):
     return out
 
 
+def fold_with_reference(model, inputs):
+    """OpenVINO's reference evaluation (constant folding) of `model` on `inputs`
+    ({parameter name: (type name, values)})."""
+    from openvino import passes
+
+    spec = spec_module()
+    m = model.clone()
+    for p in list(m.get_parameters()):
+        t, v = inputs[p.get_friendly_name()]
+        c = spec.constant(v, t)
+        for target in list(p.output(0).get_target_inputs()):
+            target.replace_source_output(c.output(0))
+        m.remove_parameter(p)
+    # Constants read from a .bin share its memory map; give them their own copies.
+    for node in m.get_ordered_ops():
+        if node.get_type_name() == "Constant":
+            fresh = ops.constant(np.array(node.get_data()), dtype=node.get_element_type())
+            for target in list(node.output(0).get_target_inputs()):
+                target.replace_source_output(fresh.output(0))
+    pm = passes.Manager()
+    pm.register_pass(passes.ConstantFolding())
+    pm.run_passes(m)
+    outputs = []
+    for r in m.get_results():
+        node = r.input_value(0).get_node()
+        assert node.get_type_name() == "Constant", f"{m.get_friendly_name()}: {node.get_type_name()} was not folded"
+        outputs.append(np.array(node.get_data()))
+    return outputs
+
+
 def write_expected(d):
     import tempfile
-
-    from openvino import passes
 
     name = d.name
     text = (d / "model.xml").read_text().replace('<net name="v10_handwritten" version="10">', '<net name="v10_handwritten" version="11">')
@@ -669,25 +697,8 @@ def write_expected(d):
             shutil.copy(d / "model.bin", Path(tmp) / "model.bin")
         model = ov.Core().read_model(str(xml))
         inputs = sample_inputs(name, model, rng)
-        for p in list(model.get_parameters()):
-            c = ops.constant(inputs[p.get_friendly_name()])
-            for target in list(p.output(0).get_target_inputs()):
-                target.replace_source_output(c.output(0))
-            model.remove_parameter(p)
-        # Constants read from a .bin share its memory map; give them their own copies.
-        for node in model.get_ordered_ops():
-            if node.get_type_name() == "Constant":
-                fresh = ops.constant(np.array(node.get_data()), dtype=node.get_element_type())
-                for target in list(node.output(0).get_target_inputs()):
-                    target.replace_source_output(fresh.output(0))
-        pm = passes.Manager()
-        pm.register_pass(passes.ConstantFolding())
-        pm.run_passes(model)
-        outputs = []
-        for r in model.get_results():
-            node = r.input_value(0).get_node()
-            assert node.get_type_name() == "Constant", f"{name}: {node.get_type_name()} was not folded"
-            outputs.append(np.array(node.get_data()))
+        types = {p.get_friendly_name(): p.get_element_type().get_type_name() for p in model.get_parameters()}
+        outputs = fold_with_reference(model, {n: (types[n], v) for n, v in inputs.items()})
     (d / "inputs").mkdir(exist_ok=True)
     (d / "expected").mkdir(exist_ok=True)
     for pname, v in inputs.items():
@@ -788,24 +799,6 @@ def save_case(d, model, inputs, outputs):
         np.save(d / "inputs" / f"{name}.npy", v.astype(np.float32) if t == "bf16" else v)
     for k, (t, v) in enumerate(outputs):
         np.save(d / "expected" / f"output{k}.npy", v.astype(np.float32) if t == "bf16" else v)
-
-
-def fold_with_reference(model, inputs):
-    """OpenVINO's reference evaluation (constant folding) of `model` on `inputs`."""
-    from openvino import passes
-
-    spec = spec_module()
-    m = model.clone()
-    for p in list(m.get_parameters()):
-        t, v = inputs[p.get_friendly_name()]
-        c = spec.constant(v, t)
-        for target in list(p.output(0).get_target_inputs()):
-            target.replace_source_output(c.output(0))
-        m.remove_parameter(p)
-    pm = passes.Manager()
-    pm.register_pass(passes.ConstantFolding())
-    pm.run_passes(m)
-    return [np.array(r.input_value(0).get_node().get_data()) for r in m.get_results()]
 
 
 def write_op_matrix():
