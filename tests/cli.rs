@@ -303,7 +303,7 @@ fn run_random_inputs_are_deterministic() {
         "--shape",
         "c=[2,1,3]",
     ]);
-    assert!(shaped.contains("out  f32  [2,1,3]"), "{shaped}");
+    assert!(shaped.contains("out: f32 [2,1,3]"), "{shaped}");
 }
 
 #[test]
@@ -315,5 +315,5 @@ fn run_warns_about_declared_dims_and_still_runs() {
     ]);
     assert!(out.starts_with("exit code: 0\n"), "{out}");
     assert!(out.contains("warning[E504]"), "{out}");
-    assert!(out.contains("out  f32  [2,3]"), "{out}");
+    assert!(out.contains("out: f32 [2,3]"), "{out}");
 }

@@ -1,6 +1,7 @@
 //! The command line: argument definitions and one module per subcommand.
 
 pub mod check;
+pub mod diff;
 pub mod info;
 pub mod report;
 pub mod run;
@@ -26,7 +27,13 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Run a model on .npy inputs (or random ones) and print or write its outputs.
     Run(run::RunArgs),
+    /// Compare .npy files or folders of them (exit 0 same within tolerance, 1 different,
+    /// 2 could not run).
+    Diff(diff::DiffArgs),
 }
+
+/// Arrays read from .npy files larger than this are refused (bytes).
+pub const ARRAY_LIMIT: u64 = 16 << 30;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -49,6 +56,7 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Info(args) => info::info(&args),
         Command::Check(args) => check::check(&args),
         Command::Run(args) => run::run(&args),
+        Command::Diff(args) => diff::diff(&args),
     }
 }
 

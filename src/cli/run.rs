@@ -10,10 +10,7 @@ use ovir::shape::PartialShape;
 use ovir::{ElementType, InputKey, Severity, Tensor};
 
 use super::report::{render, render_errors};
-use super::{ExitStatus, load_model, print_stdout};
-
-/// Inputs larger than this are refused (bytes).
-const INPUT_LIMIT: u64 = 16 << 30;
+use super::{ARRAY_LIMIT, ExitStatus, load_model, print_stdout};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -43,6 +40,10 @@ pub struct RunArgs {
     /// The shape of a dynamic input for --random-inputs, e.g. `--shape x=[1,3,8]` (repeatable).
     #[arg(long, value_name = "NAME=SHAPE", value_parser = parse_shape_arg)]
     pub shape: Vec<(String, PartialShape)>,
+    /// Print every value; by default tensors of more than 1000 elements are summarised (first
+    /// and last rows and columns, element count, min, max and a digest).
+    #[arg(long)]
+    pub full: bool,
 }
 
 fn fail(msg: impl std::fmt::Display) -> ExitStatus {
@@ -52,7 +53,7 @@ fn fail(msg: impl std::fmt::Display) -> ExitStatus {
 
 /// A `.npy` file as an input of element type `want` (float32 files feed bf16 inputs).
 fn load_input(path: &Path, want: Option<ElementType>) -> Result<Tensor, String> {
-    let t = npy::read(path, INPUT_LIMIT).map_err(|e| format!("{}: {e}", path.display()))?;
+    let t = npy::read(path, ARRAY_LIMIT).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(npy::for_input(t, want))
 }
 
@@ -222,7 +223,7 @@ pub fn run(args: &RunArgs) -> ExitStatus {
         None => {
             let text: String = outputs
                 .iter()
-                .map(|o| text::render(&o.name, &o.tensor, 20))
+                .map(|o| text::render(&o.name, &o.tensor, text::TextOptions { full: args.full }))
                 .collect();
             print_stdout(&text)
         }

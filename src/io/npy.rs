@@ -117,6 +117,7 @@ fn quoted(s: &str) -> Result<(String, &str), NpyError> {
 }
 
 /// Element type, byte size and whether the data are big-endian, from a numpy `descr`.
+/// Booleans (`b1`) come back as `Boolean` with one byte.
 fn dtype(descr: &str) -> Result<(ElementType, usize, bool), NpyError> {
     let (order, code) = descr.split_at(descr.len().min(1));
     let big = match order {
@@ -136,6 +137,7 @@ fn dtype(descr: &str) -> Result<(ElementType, usize, bool), NpyError> {
         "u2" => (ElementType::U16, 2),
         "u4" => (ElementType::U32, 4),
         "u8" => (ElementType::U64, 8),
+        "b1" => (ElementType::Boolean, 1),
         _ => {
             return err(format!(
                 "unsupported dtype {descr:?} (ovir reads float16/32/64 and 8- to 64-bit integers)"
@@ -145,8 +147,38 @@ fn dtype(descr: &str) -> Result<(ElementType, usize, bool), NpyError> {
     Ok((t.0, t.1, big))
 }
 
+/// An array read from `.npy`: a tensor, or a boolean array held as u8 0/1 (ovir computes with
+/// no booleans, but `ovir diff` compares them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Array {
+    pub tensor: Tensor,
+    pub boolean: bool,
+}
+
+impl Array {
+    /// The element type name as ovir spells it (`boolean` for numpy's `bool`).
+    pub fn dtype(&self) -> ElementType {
+        if self.boolean {
+            ElementType::Boolean
+        } else {
+            self.tensor.element_type()
+        }
+    }
+}
+
 /// Reads a tensor from `.npy` bytes. `limit` bounds the data size in bytes.
 pub fn read_bytes(bytes: &[u8], limit: u64) -> Result<Tensor, NpyError> {
+    let a = read_array_bytes(bytes, limit)?;
+    if a.boolean {
+        return err(
+            "unsupported dtype \"|b1\" (ovir reads float16/32/64 and 8- to 64-bit integers)",
+        );
+    }
+    Ok(a.tensor)
+}
+
+/// Reads an array from `.npy` bytes, booleans included. `limit` bounds the data size in bytes.
+pub fn read_array_bytes(bytes: &[u8], limit: u64) -> Result<Array, NpyError> {
     let rest = bytes
         .strip_prefix(b"\x93NUMPY")
         .ok_or_else(|| NpyError("not an .npy file (bad magic)".into()))?;
@@ -182,6 +214,8 @@ pub fn read_bytes(bytes: &[u8], limit: u64) -> Result<Tensor, NpyError> {
     let h = parse_header(header)?;
     let data = &rest[len..];
     let (et, size, big) = dtype(&h.descr)?;
+    let boolean = et == ElementType::Boolean;
+    let et = if boolean { ElementType::U8 } else { et };
     let count = h
         .shape
         .iter()
@@ -212,16 +246,25 @@ pub fn read_bytes(bytes: &[u8], limit: u64) -> Result<Tensor, NpyError> {
     } else {
         data
     };
-    if !h.fortran {
-        return Tensor::from_le_bytes(et, &h.shape, data)
-            .ok_or_else(|| NpyError("internal error: bad size".into()));
-    }
-    // Fortran order: the data are the transpose's C-order data.
-    let mut rev = h.shape.clone();
-    rev.reverse();
-    let t = Tensor::from_le_bytes(et, &rev, data)
-        .ok_or_else(|| NpyError("internal error: bad size".into()))?;
-    Ok(to_c_order(t, &h.shape))
+    let normalised: Vec<u8>;
+    let data = if boolean && data.iter().any(|&b| b > 1) {
+        normalised = data.iter().map(|&b| (b != 0) as u8).collect();
+        &normalised[..]
+    } else {
+        data
+    };
+    let tensor = if !h.fortran {
+        Tensor::from_le_bytes(et, &h.shape, data)
+            .ok_or_else(|| NpyError("internal error: bad size".into()))?
+    } else {
+        // Fortran order: the data are the transpose's C-order data.
+        let mut rev = h.shape.clone();
+        rev.reverse();
+        let t = Tensor::from_le_bytes(et, &rev, data)
+            .ok_or_else(|| NpyError("internal error: bad size".into()))?;
+        to_c_order(t, &h.shape)
+    };
+    Ok(Array { tensor, boolean })
 }
 
 fn to_c_order(t: Tensor, shape: &[usize]) -> Tensor {
@@ -256,6 +299,12 @@ pub fn as_stored(t: &Tensor) -> Tensor {
 pub fn read(path: &Path, limit: u64) -> Result<Tensor, NpyError> {
     let bytes = std::fs::read(path).map_err(|e| NpyError(format!("cannot read: {e}")))?;
     read_bytes(&bytes, limit)
+}
+
+/// Reads an `.npy` file, booleans included.
+pub fn read_array(path: &Path, limit: u64) -> Result<Array, NpyError> {
+    let bytes = std::fs::read(path).map_err(|e| NpyError(format!("cannot read: {e}")))?;
+    read_array_bytes(&bytes, limit)
 }
 
 /// `.npy` bytes for a tensor (bf16 as float32).

@@ -1,0 +1,117 @@
+//! `serde::Serialize` for tensors and run outputs, so `insta::assert_yaml_snapshot!` and
+//! `assert_json_snapshot!` take them directly.
+//!
+//! An [`Output`] serialises as `{name, dtype, shape, values}` and a [`Tensor`] as
+//! `{dtype, shape, values}`: `dtype` is the IR type name (`f32`, `bf16`, `i64`, ...), `values`
+//! the elements in row-major order. Integers are exact. A finite float is the f64 nearest the
+//! shortest decimal that reads back to it in its own type, so every format prints that decimal
+//! (an f16 0.1 is `0.1`, not `0.0999755859375`); NaN and infinities, which JSON cannot hold,
+//! are the strings `"nan"`, `"inf"` and `"-inf"`.
+
+use serde::ser::{Serialize, SerializeSeq, SerializeStruct, Serializer};
+
+use super::text::TextValue;
+use crate::exec::Output;
+use crate::tensor::Tensor;
+
+struct Values<'a>(&'a Tensor);
+
+fn seq<T: TextValue, S: Serializer>(t: &Tensor, s: S) -> Result<S::Ok, S::Error> {
+    let view = T::view(t);
+    let mut out = s.serialize_seq(Some(t.len()))?;
+    for &x in view.iter().flat_map(|v| v.iter()) {
+        if T::TYPE.is_float() {
+            match x.finite_f64() {
+                Some(f) => out.serialize_element(&f)?,
+                None => out.serialize_element(&x.text())?,
+            }
+        } else {
+            match x.to_num() {
+                crate::ops::convert::Num::Int(i) => match i64::try_from(i) {
+                    Ok(i) => out.serialize_element(&i)?,
+                    Err(_) => out.serialize_element(&(i as u64))?,
+                },
+                crate::ops::convert::Num::Float(f) => out.serialize_element(&f)?,
+            }
+        }
+    }
+    out.end()
+}
+
+impl Serialize for Values<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t = self.0;
+        crate::dispatch!(t.element_type(), T => seq::<T, S>(t, s), _ => s.serialize_seq(Some(0))?.end())
+    }
+}
+
+impl Serialize for Tensor {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Tensor", 3)?;
+        st.serialize_field("dtype", &self.element_type().to_string())?;
+        st.serialize_field("shape", self.shape())?;
+        st.serialize_field("values", &Values(self))?;
+        st.end()
+    }
+}
+
+impl Serialize for Output {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Output", 4)?;
+        st.serialize_field("name", &self.name)?;
+        st.serialize_field("dtype", &self.tensor.element_type().to_string())?;
+        st.serialize_field("shape", self.tensor.shape())?;
+        st.serialize_field("values", &Values(&self.tensor))?;
+        st.end()
+    }
+}
+
+/// The text form ([`crate::io::text`]): summarised beyond 1000 elements; `{:#}` prints every
+/// value.
+impl std::fmt::Display for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let options = super::text::TextOptions {
+            full: f.alternate(),
+        };
+        f.write_str(&super::text::render(&self.name, &self.tensor, options))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use half::f16;
+    use ndarray::arr1;
+
+    use super::*;
+
+    #[test]
+    fn json_form() {
+        let out = Output {
+            name: "y".into(),
+            tensor: std::sync::Arc::new(
+                arr1(&[0.1f32, -0.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY])
+                    .into_dyn()
+                    .into(),
+            ),
+        };
+        assert_eq!(
+            serde_json::to_string(&out).unwrap(),
+            r#"{"name":"y","dtype":"f32","shape":[5],"values":[0.1,-0.0,"nan","inf","-inf"]}"#
+        );
+        let t: Tensor = arr1(&[f16::from_f32(0.1), f16::MAX]).into_dyn().into();
+        assert_eq!(
+            serde_json::to_string(&t).unwrap(),
+            r#"{"dtype":"f16","shape":[2],"values":[0.1,65500.0]}"#
+        );
+        let t: Tensor = arr1(&[u64::MAX, 0]).into_dyn().into();
+        assert_eq!(
+            serde_json::to_string(&t).unwrap(),
+            r#"{"dtype":"u64","shape":[2],"values":[18446744073709551615,0]}"#
+        );
+        let t: Tensor = arr1(&[i64::MIN, -1]).into_dyn().into();
+        assert_eq!(
+            serde_json::to_string(&t).unwrap(),
+            r#"{"dtype":"i64","shape":[2],"values":[-9223372036854775808,-1]}"#
+        );
+    }
+}
