@@ -9,13 +9,20 @@ Most are written by OpenVINO itself (`ov.save_model`, `ov.convert_model`); a few
 hand where OpenVINO cannot produce them (IR v10, an explicit pdpd axis). `bad/` holds broken IRs,
 one per error class, written by hand from a small valid model.
 
+Expected outputs are first written as `expected/output<k>.npy`, then renamed to the file names
+`ovir run -o` gives each output (so `ovir run ... --expect <case>/expected` works); that last
+step asks `ovir info` for the output names (`$OVIR`, default target/release/ovir, built if
+missing).
+
 The output is deterministic for a given OpenVINO version, except the runtime version string that
 OpenVINO records in `<rt_info>`.
 """
 
 import os
+import json
 import shutil
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
@@ -928,6 +935,37 @@ def write_special_cases():
     save_case(root / "const_only_i64", model, {}, [("i64", np.array([1, 2, 3]) - np.array([[10], [20]]))])
 
 
+def safe_stem(name):
+    """ovir's io::npy::safe_stem."""
+    stem = "".join("_" if ord(c) < 32 or 0x7F <= ord(c) <= 0x9F or c in '/\\:*?"<>|' else c for c in name)
+    return stem if stem and not stem.startswith(".") else None
+
+
+def output_file_names(names):
+    """ovir's io::npy::output_file_names: the files `ovir run -o` writes."""
+    used, out = set(), []
+    for k, name in enumerate(names):
+        stem = safe_stem(name) or f"output_{k}"
+        if stem.lower() in used:
+            stem = f"{stem}_{k}"
+        used.add(stem.lower())
+        out.append(stem + ".npy")
+    return out
+
+
+def name_expected_files():
+    """Renames expected/output<k>.npy to the names `ovir run -o` writes."""
+    ovir = Path(os.environ.get("OVIR", HERE.parent / "target" / "release" / "ovir"))
+    if not ovir.exists():
+        subprocess.check_call(["cargo", "build", "--release"], cwd=HERE.parent)
+    for exp in sorted(HERE.rglob("expected")):
+        info = json.loads(subprocess.check_output([str(ovir), "info", str(exp.parent / "model.xml"), "--format", "json"]))
+        for k, name in enumerate(output_file_names([o["name"] for o in info["outputs"]])):
+            src = exp / f"output{k}.npy"
+            if src.exists():
+                src.rename(exp / name)
+
+
 def main():
     os.chdir(HERE)
     save(sub_div("sub_div_f32"), "sub_div_f32", compress=False)
@@ -951,6 +989,7 @@ def main():
     for xml in sorted(HERE.glob("*/model.xml")):
         core.read_model(str(xml))  # every valid sample must load in OpenVINO too
         write_expected(xml.parent)
+    name_expected_files()
     print("samples written to", HERE, "with OpenVINO", ov.__version__, file=sys.stderr)
 
 

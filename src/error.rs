@@ -298,6 +298,12 @@ pub enum ErrorKind {
     },
     #[error("{count} inputs are given, but the model has {expected}")]
     TooManyInputs { count: usize, expected: usize },
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: Arc<Path>,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{} errors", .0.len())]
     Several(Vec<Error>),
 }
@@ -406,6 +412,7 @@ impl ErrorKind {
             InputType { .. } => "E613",
             InputShape { .. } => "E614",
             TooManyInputs { .. } => "E615",
+            Write { .. } => "E620",
             Several(_) => "E000",
         }
     }

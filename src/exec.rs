@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind};
-use crate::graph::Graph;
+use crate::graph::{Graph, Node};
 use crate::model::Model;
 use crate::ops::{EvalError, Op};
 use crate::shape::PartialShape;
@@ -44,6 +44,15 @@ pub struct Output {
     pub tensor: Arc<Tensor>,
 }
 
+/// A layer output as execution produces it (see [`Model::run_observed`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Produced<'a> {
+    pub node: &'a Node,
+    /// The output's position among the layer's outputs (OpenVINO's `output(i)`).
+    pub port: usize,
+    pub tensor: &'a Tensor,
+}
+
 /// Whether a concrete shape fits a partial shape.
 pub fn fits(shape: &[usize], partial: &PartialShape) -> bool {
     match partial.dims() {
@@ -72,9 +81,20 @@ impl Model {
         &self,
         inputs: impl IntoIterator<Item = (K, Tensor)>,
     ) -> Result<Vec<Output>, Error> {
+        self.run_observed(inputs, |_| Ok(()))
+    }
+
+    /// Runs the model like [`Model::run`], showing `observe` every layer output (Parameters,
+    /// Consts and computed layers; not Results) as soon as it is computed, in execution order.
+    /// An error from `observe` stops the run.
+    pub fn run_observed<K: Into<InputKey>>(
+        &self,
+        inputs: impl IntoIterator<Item = (K, Tensor)>,
+        mut observe: impl FnMut(Produced<'_>) -> Result<(), Error>,
+    ) -> Result<Vec<Output>, Error> {
         let g = self.graph();
         let bound = bind(g, inputs)?;
-        execute(g, bound)
+        execute(g, bound, &mut observe)
     }
 }
 
@@ -177,7 +197,11 @@ fn eval_error(g: &Graph, node: usize, e: EvalError) -> Error {
     Error::at(kind, g.locate(node, None))
 }
 
-fn execute(g: &Graph, inputs: Vec<Tensor>) -> Result<Vec<Output>, Error> {
+fn execute(
+    g: &Graph,
+    inputs: Vec<Tensor>,
+    observe: &mut dyn FnMut(Produced<'_>) -> Result<(), Error>,
+) -> Result<Vec<Output>, Error> {
     let mut dead = vec![false; g.nodes.len()];
     for &i in &g.dead {
         dead[i] = true;
@@ -241,6 +265,11 @@ fn execute(g: &Graph, inputs: Vec<Tensor>) -> Result<Vec<Output>, Error> {
             }
         };
         if let Some(t) = out {
+            observe(Produced {
+                node,
+                port: 0,
+                tensor: &t,
+            })?;
             values[i][0] = Some(Arc::new(t));
         }
         for p in &node.inputs {

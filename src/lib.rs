@@ -21,7 +21,7 @@ pub mod weights;
 pub use check::{CheckOptions, FileReport, check_file};
 pub use dtype::ElementType;
 pub use error::{Diagnostic, Error, ErrorKind, LayerRef, Location, PortDir, PortRef, Severity};
-pub use exec::{InputKey, Output};
+pub use exec::{InputKey, Output, Produced};
 pub use half;
 pub use model::{LoadOptions, Model};
 pub use tensor::{Element, Tensor};

@@ -202,7 +202,7 @@ fn run_writes_npy_outputs() {
         dir.to_str().unwrap(),
     ]);
     assert!(out.starts_with("exit code: 0\n"), "{out}");
-    for (file, expected) in [("floor.npy", "output0.npy"), ("trunc.npy", "output1.npy")] {
+    for (file, expected) in [("floor.npy", "floor.npy"), ("trunc.npy", "trunc.npy")] {
         let got = std::fs::read(dir.join(file)).unwrap();
         let want = std::fs::read(
             common::root()

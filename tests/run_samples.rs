@@ -46,12 +46,20 @@ fn run_sample(dir: &Path) -> Result<(), String> {
         inputs.push((InputKey::Name(name), npy::for_input(t, want)));
     }
     let outputs = model.run(inputs).map_err(|e| e.to_string())?;
-    for (k, out) in outputs.iter().enumerate() {
-        let want = npy::read(
-            &dir.join("expected").join(format!("output{k}.npy")),
-            u64::MAX,
-        )
-        .map_err(|e| e.to_string())?;
+    // expected/ holds what `ovir run -o` writes: one file per output, named by the output.
+    let files = npy::output_file_names(outputs.iter().map(|o| o.name.as_str()));
+    let present = std::fs::read_dir(dir.join("expected"))
+        .map_err(|e| e.to_string())?
+        .count();
+    if present != files.len() {
+        return Err(format!(
+            "expected/ has {present} files for {} outputs",
+            files.len()
+        ));
+    }
+    for (k, (out, file)) in outputs.iter().zip(&files).enumerate() {
+        let want = npy::read(&dir.join("expected").join(file), u64::MAX)
+            .map_err(|e| format!("expected/{file}: {e}"))?;
         // Compared as .npy stores it (bf16 as float32).
         let got = npy::as_stored(&out.tensor);
         if got.element_type() != want.element_type() || got.shape() != want.shape() {

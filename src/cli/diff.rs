@@ -11,10 +11,10 @@ use super::{ARRAY_LIMIT, ExitStatus, Format, print_stdout};
 #[derive(Debug, Args)]
 pub struct ToleranceArgs {
     /// Floats within `atol + rtol * |A|` of A count as equal (A is the reference).
-    #[arg(long, default_value_t = 0.0, value_name = "X", value_parser = non_negative)]
+    #[arg(long, default_value_t = 0.0, value_name = "X", value_parser = non_negative, allow_hyphen_values = true)]
     pub atol: f64,
     /// Relative tolerance, see --atol.
-    #[arg(long, default_value_t = 0.0, value_name = "Y", value_parser = non_negative)]
+    #[arg(long, default_value_t = 0.0, value_name = "Y", value_parser = non_negative, allow_hyphen_values = true)]
     pub rtol: f64,
     /// Floats at most N steps apart in their own type (units in the last place) count as
     /// equal.

@@ -4,13 +4,14 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use ovir::check::parse_shape_arg;
-use ovir::io::{npy, random, text};
+use ovir::io::{compare, npy, random, text};
 use ovir::ops::Op;
 use ovir::shape::PartialShape;
 use ovir::{ElementType, InputKey, Severity, Tensor};
 
+use super::diff::{ToleranceArgs, finish};
 use super::report::{render, render_errors};
-use super::{ARRAY_LIMIT, ExitStatus, load_model, print_stdout};
+use super::{ARRAY_LIMIT, ExitStatus, Format, load_model, print_stdout};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -44,6 +45,17 @@ pub struct RunArgs {
     /// and last rows and columns, element count, min, max and a digest).
     #[arg(long)]
     pub full: bool,
+    /// Compare the outputs with the .npy files in DIR (as `-o` names them; DIR is the
+    /// reference) instead of printing them: exit 0 same, 1 different, 2 could not run.
+    #[arg(long, value_name = "DIR")]
+    pub expect: Option<PathBuf>,
+    #[command(flatten)]
+    pub tolerance: ToleranceArgs,
+    /// Also write every layer's output as it is computed, to `DIR/<layer name>.<output
+    /// index>.npy`, with `DIR/manifest.json` listing them in execution order (`ovir diff` of
+    /// two such folders then lists the first layer where they part first).
+    #[arg(long, value_name = "DIR")]
+    pub dump_all: Option<PathBuf>,
 }
 
 fn fail(msg: impl std::fmt::Display) -> ExitStatus {
@@ -180,52 +192,155 @@ pub fn run(args: &RunArgs) -> ExitStatus {
         }
     }
 
-    let outputs = match model.run(bound) {
+    let run = match &args.dump_all {
+        Some(dir) => dump_all(&model, bound, dir),
+        None => model.run(bound),
+    };
+    let outputs = match run {
         Ok(o) => o,
         Err(e) => {
             eprint!("{}", render_errors(&e));
             return ExitStatus::Error;
         }
     };
+    let files = npy::output_file_names(outputs.iter().map(|o| o.name.as_str()));
 
-    match &args.output_dir {
-        Some(dir) => {
-            if let Err(e) = std::fs::create_dir_all(dir) {
-                return fail(format!("cannot create {}: {e}", dir.display()));
-            }
-            let mut used = std::collections::HashSet::new();
-            for (k, o) in outputs.iter().enumerate() {
-                let mut stem: String = o
-                    .name
-                    .chars()
-                    .map(|c| {
-                        if matches!(c, '/' | '\\' | '\0') {
-                            '_'
-                        } else {
-                            c
-                        }
-                    })
-                    .collect();
-                if stem.is_empty() || stem.starts_with('.') {
-                    stem = format!("output_{k}");
-                }
-                if !used.insert(stem.clone()) {
-                    stem = format!("{stem}_{k}");
-                    used.insert(stem.clone());
-                }
-                let path = dir.join(format!("{stem}.npy"));
-                if let Err(e) = npy::write_atomic(&path, &npy::to_bytes(&o.tensor)) {
-                    return fail(format!("cannot write {}: {e}", path.display()));
-                }
-            }
-            ExitStatus::Success
+    if let Some(dir) = &args.output_dir {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return fail(format!("cannot create {}: {e}", dir.display()));
         }
+        for (o, file) in outputs.iter().zip(&files) {
+            let path = dir.join(file);
+            if let Err(e) = npy::write_atomic(&path, &npy::to_bytes(&o.tensor)) {
+                return fail(format!("cannot write {}: {e}", path.display()));
+            }
+        }
+    }
+    match &args.expect {
+        Some(dir) => expect(args, dir, &outputs, &files),
+        None if args.output_dir.is_some() => ExitStatus::Success,
         None => {
+            let options = text::TextOptions { full: args.full };
             let text: String = outputs
                 .iter()
-                .map(|o| text::render(&o.name, &o.tensor, text::TextOptions { full: args.full }))
+                .map(|o| text::render(&o.name, &o.tensor, options))
                 .collect();
             print_stdout(&text)
         }
     }
+}
+
+/// Compares the outputs with `dir`'s files and prints the report.
+fn expect(args: &RunArgs, dir: &Path, outputs: &[ovir::Output], files: &[String]) -> ExitStatus {
+    let present = match compare::npy_files(dir) {
+        Ok(p) => p,
+        Err(e) => return fail(format!("cannot read {}: {e}", dir.display())),
+    };
+    let tol = args.tolerance.tolerance();
+    let mut entries = Vec::new();
+    for (o, file) in outputs.iter().zip(files) {
+        let path = dir.join(file);
+        let entry = if !path.is_file() {
+            compare::Entry::only_in_b(file)
+        } else {
+            match npy::read_array(&path, ARRAY_LIMIT) {
+                Ok(want) => {
+                    let got = npy::Array {
+                        tensor: npy::as_stored(&o.tensor),
+                        boolean: false,
+                    };
+                    compare::compare(file, &want, &got, &tol, args.tolerance.show)
+                }
+                Err(e) => compare::Entry::unreadable(file, &path.display().to_string(), e),
+            }
+        };
+        entries.push(entry);
+    }
+    // Files for outputs the model does not have (only top-level ones: -o writes no folders).
+    for p in present {
+        if !p.contains('/') && !files.contains(&p) {
+            entries.push(compare::Entry::only_in_a(&p));
+        }
+    }
+    let report = compare::Report::new(
+        dir.display().to_string(),
+        format!("outputs of {}", args.model.display()),
+        tol,
+        entries,
+    );
+    finish(&report, Format::Text)
+}
+
+/// `manifest.json` of a `--dump-all` folder.
+#[derive(serde::Serialize)]
+struct DumpManifest {
+    version: u32,
+    model: String,
+    /// False when the run stopped at an error: the layers listed are those computed before.
+    complete: bool,
+    /// In execution order.
+    layers: Vec<DumpEntry>,
+}
+
+#[derive(serde::Serialize)]
+struct DumpEntry {
+    file: String,
+    layer: String,
+    id: u64,
+    r#type: &'static str,
+    port: usize,
+    port_id: Option<u64>,
+    /// The layer's element type (bf16 files hold float32).
+    dtype: String,
+    shape: Vec<usize>,
+}
+
+/// Runs the model, writing every layer output to `dir` and a manifest of them at the end
+/// (also when the run fails part-way, so the layers before the failure can be inspected).
+fn dump_all(
+    model: &ovir::Model,
+    inputs: Vec<(InputKey, Tensor)>,
+    dir: &Path,
+) -> Result<Vec<ovir::Output>, ovir::Error> {
+    let write_error = |path: &Path, source: std::io::Error| {
+        ovir::Error::new(ovir::ErrorKind::Write {
+            path: path.into(),
+            source,
+        })
+    };
+    std::fs::create_dir_all(dir).map_err(|e| write_error(dir, e))?;
+    let mut used = std::collections::HashSet::new();
+    let mut layers = Vec::new();
+    let result = model.run_observed(inputs, |p| {
+        let node = p.node;
+        let stem = npy::safe_stem(&node.name).unwrap_or_else(|| format!("layer_{}", node.id));
+        let mut file = format!("{stem}.{}.npy", p.port);
+        if !used.insert(file.to_lowercase()) {
+            file = format!("{stem}_{}.{}.npy", node.id, p.port);
+            used.insert(file.to_lowercase());
+        }
+        let path = dir.join(&file);
+        npy::write_atomic(&path, &npy::to_bytes(p.tensor)).map_err(|e| write_error(&path, e))?;
+        layers.push(DumpEntry {
+            file,
+            layer: node.name.clone(),
+            id: node.id,
+            r#type: node.op.name(),
+            port: p.port,
+            port_id: node.outputs.get(p.port).map(|o| o.decl.id),
+            dtype: p.tensor.element_type().to_string(),
+            shape: p.tensor.shape().to_vec(),
+        });
+        Ok(())
+    });
+    let manifest = DumpManifest {
+        version: 1,
+        model: model.graph().file.display().to_string(),
+        complete: result.is_ok(),
+        layers,
+    };
+    let path = dir.join(compare::DUMP_MANIFEST);
+    let text = serde_json::to_string_pretty(&manifest).unwrap_or_default() + "\n";
+    npy::write_atomic(&path, text.as_bytes()).map_err(|e| write_error(&path, e))?;
+    result
 }

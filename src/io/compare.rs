@@ -122,6 +122,50 @@ fn ser_type<S: Serializer>(t: &Option<ElementType>, s: S) -> Result<S::Ok, S::Er
     }
 }
 
+/// An absolute error: exact for integers (up to 2^64), an f64 for floats.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Magnitude {
+    Int(u128),
+    Float(f64),
+}
+
+impl Magnitude {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Magnitude::Int(i) => i as f64,
+            Magnitude::Float(x) => x,
+        }
+    }
+
+    fn greater(self, other: Magnitude) -> bool {
+        match (self, other) {
+            (Magnitude::Int(a), Magnitude::Int(b)) => a > b,
+            (a, b) => a.as_f64() > b.as_f64(),
+        }
+    }
+}
+
+impl fmt::Display for Magnitude {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Magnitude::Int(i) => write!(f, "{i}"),
+            Magnitude::Float(x) => f.write_str(&short(*x)),
+        }
+    }
+}
+
+impl Serialize for Magnitude {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            Magnitude::Int(i) => match u64::try_from(i) {
+                Ok(i) => s.serialize_u64(i),
+                Err(_) => s.serialize_u128(i),
+            },
+            Magnitude::Float(x) => ser_error(&x, s),
+        }
+    }
+}
+
 /// One element outside tolerance.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Mismatch {
@@ -129,8 +173,7 @@ pub struct Mismatch {
     pub a: Value,
     pub b: Value,
     /// `None` when either side is NaN.
-    #[serde(serialize_with = "ser_opt_error")]
-    pub abs_error: Option<f64>,
+    pub abs_error: Option<Magnitude>,
     #[serde(serialize_with = "ser_opt_error")]
     pub rel_error: Option<f64>,
 }
@@ -143,8 +186,7 @@ pub struct Stats {
     pub differing: usize,
     /// Elements not equal but within tolerance.
     pub within_tolerance: usize,
-    #[serde(serialize_with = "ser_error")]
-    pub max_abs_error: f64,
+    pub max_abs_error: Magnitude,
     #[serde(serialize_with = "ser_error")]
     pub max_rel_error: f64,
     /// Where the largest absolute error is (`None` when every element is equal or NaN).
@@ -313,32 +355,33 @@ fn stats<T: DiffValue>(
         elements: xs.len(),
         differing: 0,
         within_tolerance: 0,
-        max_abs_error: 0.0,
+        max_abs_error: Magnitude::Int(0),
         max_rel_error: 0.0,
         worst_index: None,
         mismatches: Vec::new(),
     };
-    let mut worst: Option<(usize, f64)> = None;
+    let mut worst: Option<usize> = None;
     for (k, (&x, &y)) in xs.iter().zip(ys).enumerate() {
         let (nx, ny) = (x.to_num(), y.to_num());
-        // Exact absolute error and |a|, as f64.
-        let (abs, mag, nan) = match (nx, ny) {
+        // Absolute error (exact) and |a|.
+        let (exact, mag, nan) = match (nx, ny) {
             (Num::Int(p), Num::Int(q)) => (
-                (p - q).unsigned_abs() as f64,
+                Magnitude::Int((p - q).unsigned_abs()),
                 p.unsigned_abs() as f64,
                 false,
             ),
             (Num::Float(p), Num::Float(q)) => {
                 if p.is_nan() || q.is_nan() {
-                    (0.0, 0.0, true)
+                    (Magnitude::Float(0.0), 0.0, true)
                 } else if p == q {
-                    (0.0, p.abs(), false)
+                    (Magnitude::Float(0.0), p.abs(), false)
                 } else {
-                    ((p - q).abs(), p.abs(), false)
+                    (Magnitude::Float((p - q).abs()), p.abs(), false)
                 }
             }
-            _ => (f64::INFINITY, 0.0, false),
+            _ => (Magnitude::Float(f64::INFINITY), 0.0, false),
         };
+        let abs = exact.as_f64();
         let equal = if nan {
             !tol.nan_differs
                 && matches!((nx, ny), (Num::Float(p), Num::Float(q)) if p.is_nan() && q.is_nan())
@@ -353,10 +396,10 @@ fn stats<T: DiffValue>(
             abs / mag
         };
         if !nan {
-            if worst.is_none_or(|(_, w)| abs > w) && abs > 0.0 {
-                worst = Some((k, abs));
+            if exact.greater(s.max_abs_error) {
+                worst = Some(k);
+                s.max_abs_error = exact;
             }
-            s.max_abs_error = s.max_abs_error.max(abs);
             s.max_rel_error = s.max_rel_error.max(rel);
         }
         if equal {
@@ -383,12 +426,12 @@ fn stats<T: DiffValue>(
                 index: unravel(k, shape),
                 a: value(x, boolean),
                 b: value(y, boolean),
-                abs_error: (!nan).then_some(abs),
+                abs_error: (!nan).then_some(exact),
                 rel_error: (!nan).then_some(rel),
             });
         }
     }
-    s.worst_index = worst.map(|(k, _)| unravel(k, shape));
+    s.worst_index = worst.map(|k| unravel(k, shape));
     s
 }
 
@@ -482,16 +525,8 @@ impl fmt::Display for Report {
         );
         for e in &self.tensors {
             let kind = e.dtype_a.map(|t| t.to_string()).unwrap_or_default();
-            // Errors of integers are integers; of booleans, meaningless.
-            let float = e.dtype_a.is_some_and(|t| t.is_float());
+            // Errors of booleans are meaningless.
             let boolean = e.dtype_a == Some(ElementType::Boolean);
-            let err = |x: f64| {
-                if float || !x.is_finite() {
-                    short(x)
-                } else {
-                    format!("{x:.0}")
-                }
-            };
             let shape = e.shape_a.as_deref().map(shape_text).unwrap_or_default();
             match e.status {
                 Status::Equal => {
@@ -505,7 +540,7 @@ impl fmt::Display for Report {
                         e.name,
                         s.within_tolerance,
                         s.elements,
-                        short(s.max_abs_error),
+                        s.max_abs_error,
                         short(s.max_rel_error)
                     );
                 }
@@ -525,7 +560,7 @@ impl fmt::Display for Report {
                             let _ = writeln!(
                                 out,
                                 "; max abs error {} at {}, max rel error {}",
-                                err(s.max_abs_error),
+                                s.max_abs_error,
                                 index_text(w),
                                 short(s.max_rel_error)
                             );
@@ -535,7 +570,7 @@ impl fmt::Display for Report {
                     for m in &s.mismatches {
                         let _ = write!(out, "    {}  A {}  B {}", index_text(&m.index), m.a, m.b);
                         if let (Some(abs), Some(rel), false) = (m.abs_error, m.rel_error, boolean) {
-                            let _ = write!(out, "  (abs {}, rel {})", err(abs), short(rel));
+                            let _ = write!(out, "  (abs {abs}, rel {})", short(rel));
                         }
                         out.push('\n');
                     }
@@ -640,6 +675,22 @@ pub fn npy_files(dir: &Path) -> std::io::Result<Vec<String>> {
     Ok(out)
 }
 
+/// The name of the manifest `ovir run --dump-all` writes beside the layer outputs.
+pub const DUMP_MANIFEST: &str = "manifest.json";
+
+/// The files of a `--dump-all` folder in execution order, from its manifest.
+fn dump_order(dir: &Path) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(dir.join(DUMP_MANIFEST)).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some(
+        v.get("layers")?
+            .as_array()?
+            .iter()
+            .filter_map(|l| Some(l.get("file")?.as_str()?.to_owned()))
+            .collect(),
+    )
+}
+
 /// What one side of a comparison is.
 #[derive(Clone, Debug)]
 pub enum Side {
@@ -700,11 +751,21 @@ pub fn compare_paths(
             let mut names: Vec<&String> = fa.iter().chain(&fb).collect();
             names.sort();
             names.dedup();
+            // Folders written by `ovir run --dump-all` are compared in execution order, so
+            // the first difference listed is where the runs part.
+            let order: std::collections::HashMap<String, usize> = dump_order(da)
+                .or_else(|| dump_order(db))
+                .unwrap_or_default()
+                .into_iter()
+                .enumerate()
+                .map(|(k, f)| (f, k))
+                .collect();
+            names.sort_by_key(|n| order.get(*n).copied().unwrap_or(usize::MAX));
             for n in names {
                 pairs.push((
                     n.clone(),
-                    fa.contains(n).then(|| da.join(n)),
-                    fb.contains(n).then(|| db.join(n)),
+                    fa.binary_search(n).is_ok().then(|| da.join(n)),
+                    fb.binary_search(n).is_ok().then(|| db.join(n)),
                 ));
             }
         }
@@ -787,7 +848,7 @@ mod tests {
         let s = e.stats.unwrap();
         assert_eq!((e.status, s.differing), (Status::Different, 3));
         assert_eq!(s.worst_index, Some(vec![1]));
-        assert_eq!(s.max_abs_error, 0.5);
+        assert_eq!(s.max_abs_error, Magnitude::Float(0.5));
         assert_eq!(s.max_rel_error, f64::INFINITY);
         // 1 ulp apart; the other two within atol/rtol.
         let t = Tolerance { ulps: 1, ..exact };
@@ -834,7 +895,7 @@ mod tests {
         let e = cmp(&arr(&[i64::MIN, 5]), &arr(&[i64::MAX, 5]), loose);
         let s = e.stats.unwrap();
         assert_eq!(s.differing, 1);
-        assert_eq!(s.max_abs_error, 2f64.powi(64));
+        assert_eq!(s.max_abs_error, Magnitude::Int(u64::MAX as u128));
         let e = cmp(&arr(&[u64::MAX]), &arr(&[u64::MAX - 1]), loose);
         assert_eq!(e.status, Status::Different);
         let j = serde_json::to_value(&e.stats.unwrap().mismatches[0]).unwrap();

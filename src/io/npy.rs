@@ -352,6 +352,41 @@ pub fn to_bytes(t: &Tensor) -> Vec<u8> {
     out
 }
 
+/// A name made safe as a file name on every platform: path separators, `:*?"<>|` and control
+/// characters become `_`. `None` for names that are empty or start with `.`.
+pub fn safe_stem(name: &str) -> Option<String> {
+    let stem: String = name
+        .chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    (!stem.is_empty() && !stem.starts_with('.')).then_some(stem)
+}
+
+/// The `.npy` file names `ovir run -o` writes for outputs named `names`, in order:
+/// `<name>.npy` made safe ([`safe_stem`]), `output_<k>.npy` for an unusable name, and
+/// `<name>_<k>.npy` for the second of two outputs that would share a file.
+pub fn output_file_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut used = std::collections::HashSet::new();
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(k, name)| {
+            let mut stem = safe_stem(name).unwrap_or_else(|| format!("output_{k}"));
+            if !used.insert(stem.to_lowercase()) {
+                stem = format!("{stem}_{k}");
+                used.insert(stem.to_lowercase());
+            }
+            format!("{stem}.npy")
+        })
+        .collect()
+}
+
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder, renamed into
 /// place. On failure nothing is left behind and an existing file is untouched.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -380,6 +415,21 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn output_file_names_are_safe_and_distinct() {
+        assert_eq!(
+            output_file_names(["y", "a/b:c", "", ".hidden", "y", "Y"]),
+            [
+                "y.npy",
+                "a_b_c.npy",
+                "output_2.npy",
+                "output_3.npy",
+                "y_4.npy",
+                "Y_5.npy"
+            ]
+        );
+    }
 
     #[test]
     fn round_trip_every_type() {

@@ -22,9 +22,14 @@ pub fn rel(path: &Path) -> String {
 /// Runs `ovir ARGS` from the crate root and renders exit code, stdout and stderr as one text
 /// for a snapshot.
 pub fn ovir(args: &[&str]) -> String {
+    ovir_in(root(), args)
+}
+
+/// Runs `ovir ARGS` from `dir`, rendered as [`ovir`] does.
+pub fn ovir_in(dir: &Path, args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_ovir"))
         .args(args)
-        .current_dir(root())
+        .current_dir(dir)
         .env_clear()
         .stdin(Stdio::null())
         .output()
