@@ -230,9 +230,163 @@ pub fn pdpd_b_as_numpy(a_rank: usize, b: &[usize], axis: i64) -> Option<Vec<usiz
     Some(out)
 }
 
+/// How execution walks a broadcast binary op: the output shape coalesced into the fewest
+/// dims, each with the step (in elements) that input A and input B take along it — 0 where the
+/// input is broadcast. Dims of size 1 are dropped, and neighbours merge whenever both inputs
+/// step through them as one, so `[64,64,64,64] - [64,1,64,1]` becomes 64×64×64 runs of 64
+/// elements against one B value each, and same-shape inputs become one run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The output shape, as inferred.
+    pub out: Vec<usize>,
+    /// Coalesced dims, outermost first (none for a single element).
+    dims: Vec<usize>,
+    step_a: Vec<usize>,
+    step_b: Vec<usize>,
+}
+
+/// One stretch of the output computed from contiguous or repeated input elements:
+/// `out[start..start + len] = f(a[a..], b[b..])`, where an input with `a_step == false` repeats
+/// its one element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub start: usize,
+    pub len: usize,
+    pub a: usize,
+    pub a_step: bool,
+    pub b: usize,
+    pub b_step: bool,
+}
+
+/// Row-major steps of `shape` padded on the left to `rank`, with 0 for size-1 dims.
+fn steps(shape: &[usize], rank: usize) -> Vec<usize> {
+    let mut out = vec![0; rank];
+    let mut stride = 1usize;
+    for (k, &d) in shape.iter().enumerate().rev() {
+        let at = rank - shape.len() + k;
+        out[at] = if d == 1 { 0 } else { stride };
+        stride = stride.saturating_mul(d);
+    }
+    out
+}
+
+impl Plan {
+    /// The plan for `a` and `b` under `spec`, or `None` if the shapes do not broadcast.
+    pub fn new(spec: AutoBroadcast, a: &[usize], b: &[usize]) -> Option<Plan> {
+        let to64 = |s: &[usize]| s.iter().map(|&d| d as u64).collect::<Vec<_>>();
+        let out: Vec<usize> = spec
+            .infer_static(&to64(a), &to64(b))
+            .ok()?
+            .iter()
+            .map(|&d| usize::try_from(d).ok())
+            .collect::<Option<_>>()?;
+        let b_shape = match spec {
+            AutoBroadcast::Pdpd { axis, .. } => pdpd_b_as_numpy(a.len(), b, axis)?,
+            _ => b.to_vec(),
+        };
+        let rank = out.len();
+        let (sa, sb) = (steps(a, rank), steps(&b_shape, rank));
+        let mut dims: Vec<usize> = Vec::new();
+        let (mut step_a, mut step_b): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
+        for k in 0..rank {
+            let d = out[k];
+            if d == 1 {
+                continue;
+            }
+            if let (Some(&pd), Some(&pa), Some(&pb)) = (dims.last(), step_a.last(), step_b.last()) {
+                // The previous dim continues this one for both inputs: merge.
+                if pa == sa[k].saturating_mul(d) && pb == sb[k].saturating_mul(d) {
+                    let n = dims.len() - 1;
+                    dims[n] = pd.saturating_mul(d);
+                    step_a[n] = sa[k];
+                    step_b[n] = sb[k];
+                    continue;
+                }
+            }
+            dims.push(d);
+            step_a.push(sa[k]);
+            step_b.push(sb[k]);
+        }
+        Some(Plan {
+            out,
+            dims,
+            step_a,
+            step_b,
+        })
+    }
+
+    /// Number of output elements.
+    pub fn len(&self) -> usize {
+        self.dims.iter().product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The coalesced dims (for tests and diagnostics).
+    pub fn dims(&self) -> &[usize] {
+        &self.dims
+    }
+
+    /// Calls `f` on the runs covering output elements `start..end`, in order, until it
+    /// returns `false`.
+    pub fn runs(&self, start: usize, end: usize, mut f: impl FnMut(Run) -> bool) {
+        let end = end.min(self.len());
+        if start >= end {
+            return;
+        }
+        let Some((&n, outer)) = self.dims.split_last() else {
+            f(Run {
+                start: 0,
+                len: 1,
+                a: 0,
+                a_step: false,
+                b: 0,
+                b_step: false,
+            });
+            return;
+        };
+        let (ia, ib) = (self.step_a[outer.len()], self.step_b[outer.len()]);
+        let mut idx = crate::tensor::unravel(start / n, outer);
+        let mut col = start % n;
+        let mut pos = start;
+        while pos < end {
+            let (mut a, mut b) = (col * ia, col * ib);
+            for (k, &i) in idx.iter().enumerate() {
+                a += i * self.step_a[k];
+                b += i * self.step_b[k];
+            }
+            let len = (n - col).min(end - pos);
+            if !f(Run {
+                start: pos,
+                len,
+                a,
+                a_step: ia != 0,
+                b,
+                b_step: ib != 0,
+            }) {
+                return;
+            }
+            pos += len;
+            col = 0;
+            // Next row: odometer over the outer dims.
+            for k in (0..idx.len()).rev() {
+                idx[k] += 1;
+                if idx[k] < outer[k] {
+                    break;
+                }
+                idx[k] = 0;
+            }
+        }
+    }
+}
+
 /// Applies `f` elementwise to `a` and `b` broadcast by `spec` (whose shapes must already have
 /// passed [`AutoBroadcast::infer_static`] giving `out`). Stops at the first element for which
-/// `f` fails and returns its index in the output.
+/// `f` fails and returns its index in the output. This is the plain element-by-element
+/// reference: execution uses [`Plan`] and `ops::kernel`, and tests/kernels.rs checks the two
+/// agree bit for bit.
 pub fn binary_map<A: Copy, B: Copy, O, E>(
     spec: AutoBroadcast,
     a: ndarray::ArrayViewD<'_, A>,
@@ -270,18 +424,6 @@ pub enum BinaryError<E> {
     At { flat: usize, error: E },
 }
 
-/// The multi-dimensional index of row-major element `flat` in `shape`.
-pub fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
-    let mut idx = vec![0; shape.len()];
-    for (i, &d) in shape.iter().enumerate().rev() {
-        if d > 0 {
-            idx[i] = flat % d;
-            flat /= d;
-        }
-    }
-    idx
-}
-
 /// The attribute that holds the pdpd axis (the key really contains a dot).
 pub const AXIS_ATTR: &str = "auto_broadcast.auto_broadcast_axis";
 
@@ -304,6 +446,49 @@ impl Serialize for AutoBroadcast {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plans_coalesce() {
+        let p = Plan::new(AutoBroadcast::Numpy, &[64, 64, 64, 64], &[64, 1, 64, 1]).unwrap();
+        assert_eq!(p.dims(), &[64, 64, 64, 64]);
+        let p = Plan::new(AutoBroadcast::Numpy, &[4, 5, 6], &[4, 5, 6]).unwrap();
+        assert_eq!(p.dims(), &[120]);
+        let p = Plan::new(AutoBroadcast::Numpy, &[4, 5, 6], &[1]).unwrap();
+        assert_eq!(p.dims(), &[120]);
+        let p = Plan::new(AutoBroadcast::Numpy, &[4, 5, 6], &[5, 6]).unwrap();
+        assert_eq!(p.dims(), &[4, 30]);
+        let p = Plan::new(AutoBroadcast::Numpy, &[1, 1], &[1]).unwrap();
+        assert_eq!((p.dims(), p.len()), (&[][..], 1));
+        let mut runs = Vec::new();
+        p.runs(0, 1, |r| {
+            runs.push(r);
+            true
+        });
+        assert_eq!(runs.len(), 1);
+        let p = Plan::new(AutoBroadcast::Numpy, &[2, 0, 3], &[3]).unwrap();
+        assert_eq!(p.len(), 0);
+    }
+
+    #[test]
+    fn runs_cover_ranges_in_order() {
+        let p = Plan::new(AutoBroadcast::Numpy, &[3, 1, 4], &[1, 2, 4]).unwrap();
+        let mut seen = Vec::new();
+        p.runs(3, 21, |r| {
+            seen.push((r.start, r.len, r.a, r.b));
+            true
+        });
+        assert_eq!(
+            seen,
+            vec![
+                (3, 1, 3, 3),
+                (4, 4, 0, 4),
+                (8, 4, 4, 0),
+                (12, 4, 4, 4),
+                (16, 4, 8, 0),
+                (20, 1, 8, 4)
+            ]
+        );
+    }
 
     fn show(spec: AutoBroadcast, a: &str, b: &str) -> String {
         let a = PartialShape::parse(a).unwrap();

@@ -211,3 +211,25 @@ impl Tensor {
         crate::dispatch!(self.element_type(), T => go::<T>(self), _ => Vec::new())
     }
 }
+
+/// The multi-dimensional index of row-major element `flat` in `shape`.
+pub fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for (i, &d) in shape.iter().enumerate().rev() {
+        if d > 0 {
+            idx[i] = flat % d;
+            flat /= d;
+        }
+    }
+    idx
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn unravel_row_major() {
+        assert_eq!(super::unravel(5, &[2, 3]), vec![1, 2]);
+        assert_eq!(super::unravel(7, &[2, 1, 4]), vec![1, 0, 3]);
+        assert_eq!(super::unravel(0, &[]), Vec::<usize>::new());
+    }
+}

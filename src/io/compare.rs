@@ -23,7 +23,7 @@ use super::npy::{self, Array};
 use super::text::TextValue;
 use crate::dtype::ElementType;
 use crate::ops::convert::Num;
-use crate::tensor::Tensor;
+use crate::tensor::{Tensor, unravel};
 
 /// When two elements count as the same.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -322,18 +322,6 @@ fn value<T: DiffValue>(x: T, boolean: bool) -> Value {
         },
     };
     Value { text, json }
-}
-
-/// Row-major index of flat position `k` in `shape`.
-fn unravel(mut k: usize, shape: &[usize]) -> Vec<usize> {
-    let mut idx = vec![0; shape.len()];
-    for (i, &d) in shape.iter().enumerate().rev() {
-        if d > 0 {
-            idx[i] = k % d;
-            k /= d;
-        }
-    }
-    idx
 }
 
 fn stats<T: DiffValue>(
@@ -915,11 +903,5 @@ mod tests {
             cmp(&arr(&[1u8]), &b, Tolerance::default()).status,
             Status::DtypeMismatch
         );
-    }
-
-    #[test]
-    fn unravel_row_major() {
-        assert_eq!(unravel(5, &[2, 3]), vec![1, 2]);
-        assert_eq!(unravel(0, &[]), Vec::<usize>::new());
     }
 }

@@ -209,13 +209,11 @@ fn row<T: TextValue>(values: &[T], summarise: bool, out: &mut String) {
 }
 
 /// The index of row `r` over the leading axes `lead`, as `[i,j]`.
-fn row_index(mut r: usize, lead: &[usize]) -> String {
-    let mut idx = vec![0; lead.len()];
-    for (k, &d) in lead.iter().enumerate().rev() {
-        idx[k] = r % d.max(1);
-        r /= d.max(1);
-    }
-    let idx: Vec<String> = idx.iter().map(|i| i.to_string()).collect();
+fn row_index(r: usize, lead: &[usize]) -> String {
+    let idx: Vec<String> = crate::tensor::unravel(r, lead)
+        .iter()
+        .map(|i| i.to_string())
+        .collect();
     format!("[{}]", idx.join(","))
 }
 

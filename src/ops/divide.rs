@@ -20,51 +20,308 @@
 //!   the first offending output element (OpenVINO's reference throws or dies with SIGFPE; its
 //!   CPU plugin returns garbage).
 
+use std::mem::MaybeUninit;
+
 use half::{bf16, f16};
 
+use super::kernel::{self, BLOCK, RunKernel, Src};
 use super::{AttrError, Attrs, ElemError, EvalError, Op, OpDef};
 use crate::broadcast::AutoBroadcast;
 use crate::tensor::{Element, Tensor};
 
 /// Division of one element type.
 pub trait DivideElem: Element {
+    /// One quotient, checked (the reference every fast path must agree with).
     fn div(a: Self, b: Self, pythondiv: bool) -> Result<Self, ElemError>;
+
+    /// The loop over one run. On failure, the offset of the first failing element.
+    #[inline(always)]
+    fn run(
+        a: Src<'_, Self>,
+        b: Src<'_, Self>,
+        out: &mut [MaybeUninit<Self>],
+        pythondiv: bool,
+    ) -> Result<(), (usize, ElemError)> {
+        checked_run(a, b, out, |x, y| Self::div(x, y, pythondiv))
+    }
 }
 
-macro_rules! signed {
-    ($($t:ty)*) => {$(
-        impl DivideElem for $t {
-            fn div(a: Self, b: Self, pythondiv: bool) -> Result<Self, ElemError> {
-                if b == 0 {
-                    return Err(ElemError::DivisionByZero);
-                }
-                let q = a.checked_div(b).ok_or(ElemError::Overflow)?;
-                // checked_div succeeded, so the remainder cannot overflow either.
-                if pythondiv && a.wrapping_rem(b) != 0 && ((a < 0) != (b < 0)) {
-                    Ok(q - 1)
-                } else {
-                    Ok(q)
-                }
+/// The element-by-element loop, stopping at the first failure.
+#[inline(always)]
+fn checked_run<T: Copy>(
+    a: Src<'_, T>,
+    b: Src<'_, T>,
+    out: &mut [MaybeUninit<T>],
+    f: impl Fn(T, T) -> Result<T, ElemError>,
+) -> Result<(), (usize, ElemError)> {
+    let at = |s: &Src<'_, T>, i: usize| match s {
+        Src::Slice(s) => s[i],
+        Src::Repeat(v) => *v,
+    };
+    for (i, o) in out.iter_mut().enumerate() {
+        o.write(f(at(&a, i), at(&b, i)).map_err(|e| (i, e))?);
+    }
+    Ok(())
+}
+
+/// Integers of at most 32 bits: divided exactly through f64, where the quotient of two such
+/// integers is correctly rounded and no rounding can cross an integer (|a| < 2^53), so
+/// truncating or flooring it gives the exact integer quotient. With AVX2 or AVX-512 (detected
+/// at run time) the loop is a vector division; `idiv` has no vector form.
+pub trait SmallInt: Element + PartialEq {
+    const MIN: Self;
+    const ZERO: Self;
+    /// -1, or `None` for unsigned types.
+    const MINUS_ONE: Option<Self>;
+    fn to_f64(self) -> f64;
+    /// # Safety
+    /// `q` must be an integer within the type's range.
+    unsafe fn from_f64(q: f64) -> Self;
+}
+
+macro_rules! small_int {
+    ($($t:ty, $m1:expr;)*) => {$(
+        impl SmallInt for $t {
+            const MIN: Self = <$t>::MIN;
+            const ZERO: Self = 0;
+            const MINUS_ONE: Option<Self> = $m1;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            unsafe fn from_f64(q: f64) -> Self {
+                // SAFETY: the caller guarantees an in-range integer.
+                unsafe { q.to_int_unchecked() }
             }
         }
     )*};
 }
-signed!(i8 i16 i32 i64);
+small_int! {
+    i8, Some(-1); i16, Some(-1); i32, Some(-1);
+    u8, None; u16, None; u32, None;
+}
 
-macro_rules! unsigned {
+/// The first element of a block that cannot be divided: a zero divisor, or MIN / -1.
+#[inline(always)]
+fn first_bad<T: SmallInt>(a: Src<'_, T>, b: Src<'_, T>, len: usize) -> Option<(usize, ElemError)> {
+    // A branch-free scan first (vectorised); the exact place only when something is wrong.
+    let zero = match b {
+        Src::Slice(s) => s.iter().fold(false, |acc, &y| acc | (y == T::ZERO)),
+        Src::Repeat(y) => y == T::ZERO,
+    };
+    let overflow = match T::MINUS_ONE {
+        None => false,
+        Some(m1) => match (a, b) {
+            (Src::Slice(x), Src::Slice(y)) => x
+                .iter()
+                .zip(y)
+                .fold(false, |acc, (&p, &q)| acc | ((p == T::MIN) & (q == m1))),
+            (Src::Slice(x), Src::Repeat(q)) => {
+                q == m1 && x.iter().fold(false, |acc, &p| acc | (p == T::MIN))
+            }
+            (Src::Repeat(p), Src::Slice(y)) => {
+                p == T::MIN && y.iter().fold(false, |acc, &q| acc | (q == m1))
+            }
+            (Src::Repeat(p), Src::Repeat(q)) => p == T::MIN && q == m1,
+        },
+    };
+    if !zero && !overflow {
+        return None;
+    }
+    let at = |s: &Src<'_, T>, i: usize| match s {
+        Src::Slice(s) => s[i],
+        Src::Repeat(v) => *v,
+    };
+    (0..len).find_map(|i| {
+        let (p, q) = (at(&a, i), at(&b, i));
+        if q == T::ZERO {
+            Some((i, ElemError::DivisionByZero))
+        } else if Some(q) == T::MINUS_ONE && p == T::MIN {
+            Some((i, ElemError::Overflow))
+        } else {
+            None
+        }
+    })
+}
+
+#[inline(always)]
+fn div_f64<T: SmallInt>(a: Src<'_, T>, b: Src<'_, T>, out: &mut [MaybeUninit<T>], floor: bool) {
+    // SAFETY (both closures): `first_bad` found no zero divisor and no MIN / -1 in this block,
+    // so every quotient is an integer within the type's range.
+    if floor {
+        kernel::map(a, b, out, |x, y| unsafe {
+            T::from_f64((x.to_f64() / y.to_f64()).floor())
+        });
+    } else {
+        kernel::map(a, b, out, |x, y| unsafe {
+            T::from_f64((x.to_f64() / y.to_f64()).trunc())
+        });
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
+unsafe fn div_f64_avx512<T: SmallInt>(
+    a: Src<'_, T>,
+    b: Src<'_, T>,
+    out: &mut [MaybeUninit<T>],
+    floor: bool,
+) {
+    div_f64(a, b, out, floor);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn div_f64_avx2<T: SmallInt>(
+    a: Src<'_, T>,
+    b: Src<'_, T>,
+    out: &mut [MaybeUninit<T>],
+    floor: bool,
+) {
+    div_f64(a, b, out, floor);
+}
+
+/// Checks each block, then divides it through f64 with the best vector unit available.
+fn small_int_run<T: SmallInt>(
+    a: Src<'_, T>,
+    b: Src<'_, T>,
+    out: &mut [MaybeUninit<T>],
+    floor: bool,
+) -> Result<(), (usize, ElemError)> {
+    let mut at = 0;
+    while at < out.len() {
+        let len = BLOCK.min(out.len() - at);
+        let (x, y) = (a.sub(at, len), b.sub(at, len));
+        if let Some((i, e)) = first_bad(x, y, len) {
+            return Err((at + i, e));
+        }
+        let o = &mut out[at..at + len];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512dq")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+            {
+                // SAFETY: the features were detected above.
+                unsafe { div_f64_avx512(x, y, o, floor) };
+            } else if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                // SAFETY: as above.
+                unsafe { div_f64_avx2(x, y, o, floor) };
+            } else {
+                div_f64(x, y, o, floor);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        div_f64(x, y, o, floor);
+        at += len;
+    }
+    Ok(())
+}
+
+macro_rules! signed_small {
+    ($($t:ty)*) => {$(
+        impl DivideElem for $t {
+            fn div(a: Self, b: Self, pythondiv: bool) -> Result<Self, ElemError> {
+                signed_div(a, b, pythondiv)
+            }
+            fn run(
+                a: Src<'_, Self>,
+                b: Src<'_, Self>,
+                out: &mut [MaybeUninit<Self>],
+                pythondiv: bool,
+            ) -> Result<(), (usize, ElemError)> {
+                small_int_run(a, b, out, pythondiv)
+            }
+        }
+    )*};
+}
+signed_small!(i8 i16 i32);
+
+macro_rules! unsigned_small {
     ($($t:ty)*) => {$(
         impl DivideElem for $t {
             fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
                 a.checked_div(b).ok_or(ElemError::DivisionByZero)
             }
+            fn run(
+                a: Src<'_, Self>,
+                b: Src<'_, Self>,
+                out: &mut [MaybeUninit<Self>],
+                _: bool,
+            ) -> Result<(), (usize, ElemError)> {
+                small_int_run(a, b, out, false)
+            }
         }
     )*};
 }
-unsigned!(u8 u16 u32 u64);
+unsigned_small!(u8 u16 u32);
+
+/// Signed division, floor (`pythondiv`) or truncating, checked.
+#[inline(always)]
+fn signed_div<T>(a: T, b: T, pythondiv: bool) -> Result<T, ElemError>
+where
+    T: Copy + PartialOrd + From<i8> + num_like::CheckedDivRem + std::ops::Sub<Output = T>,
+{
+    let zero = T::from(0i8);
+    if b == zero {
+        return Err(ElemError::DivisionByZero);
+    }
+    let q = a.checked_div_(b).ok_or(ElemError::Overflow)?;
+    // checked_div succeeded, so the remainder cannot overflow either.
+    if pythondiv && a.wrapping_rem_(b) != zero && ((a < zero) != (b < zero)) {
+        Ok(q - T::from(1i8))
+    } else {
+        Ok(q)
+    }
+}
+
+mod num_like {
+    /// The checked integer operations `signed_div` needs.
+    pub trait CheckedDivRem: Sized {
+        fn checked_div_(self, b: Self) -> Option<Self>;
+        fn wrapping_rem_(self, b: Self) -> Self;
+    }
+    macro_rules! imp {
+        ($($t:ty)*) => {$(
+            impl CheckedDivRem for $t {
+                fn checked_div_(self, b: Self) -> Option<Self> {
+                    self.checked_div(b)
+                }
+                fn wrapping_rem_(self, b: Self) -> Self {
+                    self.wrapping_rem(b)
+                }
+            }
+        )*};
+    }
+    imp!(i8 i16 i32 i64);
+}
+
+impl DivideElem for i64 {
+    fn div(a: Self, b: Self, pythondiv: bool) -> Result<Self, ElemError> {
+        signed_div(a, b, pythondiv)
+    }
+}
+
+impl DivideElem for u64 {
+    fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
+        a.checked_div(b).ok_or(ElemError::DivisionByZero)
+    }
+}
 
 impl DivideElem for f32 {
     fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
         Ok(a / b)
+    }
+    fn run(
+        a: Src<'_, Self>,
+        b: Src<'_, Self>,
+        out: &mut [MaybeUninit<Self>],
+        _: bool,
+    ) -> Result<(), (usize, ElemError)> {
+        kernel::map(a, b, out, |x, y| x / y);
+        Ok(())
     }
 }
 
@@ -72,17 +329,59 @@ impl DivideElem for f64 {
     fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
         Ok(a / b)
     }
+    fn run(
+        a: Src<'_, Self>,
+        b: Src<'_, Self>,
+        out: &mut [MaybeUninit<Self>],
+        _: bool,
+    ) -> Result<(), (usize, ElemError)> {
+        kernel::map(a, b, out, |x, y| x / y);
+        Ok(())
+    }
 }
 
 impl DivideElem for f16 {
     fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
         Ok(f16::from_f32(a.to_f32() / b.to_f32()))
     }
+    fn run(
+        a: Src<'_, Self>,
+        b: Src<'_, Self>,
+        out: &mut [MaybeUninit<Self>],
+        _: bool,
+    ) -> Result<(), (usize, ElemError)> {
+        kernel::through_f32(a, b, out, |x, y| x / y);
+        Ok(())
+    }
 }
 
 impl DivideElem for bf16 {
     fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
         Ok(bf16::from_f32(a.to_f32() / b.to_f32()))
+    }
+    fn run(
+        a: Src<'_, Self>,
+        b: Src<'_, Self>,
+        out: &mut [MaybeUninit<Self>],
+        _: bool,
+    ) -> Result<(), (usize, ElemError)> {
+        kernel::through_f32(a, b, out, |x, y| x / y);
+        Ok(())
+    }
+}
+
+struct Kernel {
+    pythondiv: bool,
+}
+
+impl<T: DivideElem> RunKernel<T> for Kernel {
+    fn run(
+        &self,
+        a: Src<'_, T>,
+        b: Src<'_, T>,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<(), (usize, ElemError)> {
+        T::run(a, b, out, self.pythondiv)
     }
 }
 
@@ -95,7 +394,7 @@ impl Divide {
             a: &Tensor,
             b: &Tensor,
         ) -> Result<Tensor, EvalError> {
-            super::binary::<T>(spec, a, b, |x, y| T::div(x, y, py))
+            kernel::binary::<T, _>(spec, a, b, &Kernel { pythondiv: py })
         }
         if a.element_type() != b.element_type() {
             return Err(EvalError::Types(a.element_type(), b.element_type()));

@@ -5,14 +5,13 @@
 pub mod constant;
 pub mod convert;
 pub mod divide;
+pub mod kernel;
 pub mod parameter;
 pub mod result;
 pub mod subtract;
 
-use crate::broadcast::{AutoBroadcast, BinaryError};
 use crate::dtype::ElementType;
 use crate::ir::Data;
-use crate::tensor::{Element, Tensor};
 
 /// Why an op could not compute its output.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -38,45 +37,6 @@ pub enum EvalError {
 pub enum ElemError {
     DivisionByZero,
     Overflow,
-}
-
-/// Runs an elementwise binary op on two tensors of one element type `T`.
-pub fn binary<T: Element>(
-    spec: AutoBroadcast,
-    a: &Tensor,
-    b: &Tensor,
-    f: impl FnMut(T, T) -> Result<T, ElemError>,
-) -> Result<Tensor, EvalError> {
-    let (Some(va), Some(vb)) = (T::view(a), T::view(b)) else {
-        return Err(EvalError::Types(a.element_type(), b.element_type()));
-    };
-    let (sa, sb): (Vec<u64>, Vec<u64>) = (
-        a.shape().iter().map(|&d| d as u64).collect(),
-        b.shape().iter().map(|&d| d as u64).collect(),
-    );
-    let shapes_err = |reason: String| EvalError::Shapes {
-        a: a.shape().to_vec(),
-        b: b.shape().to_vec(),
-        reason,
-    };
-    let out = spec
-        .infer_static(&sa, &sb)
-        .map_err(|e| shapes_err(e.reason))?;
-    let out: Vec<usize> = out
-        .iter()
-        .map(|&d| usize::try_from(d).map_err(|_| shapes_err("too large".into())))
-        .collect::<Result<_, _>>()?;
-    match crate::broadcast::binary_map(spec, va, vb, &out, f) {
-        Ok(r) => Ok(T::wrap(r)),
-        Err(BinaryError::Shapes) => Err(shapes_err("internal broadcast failure".into())),
-        Err(BinaryError::At { flat, error }) => {
-            let index = crate::broadcast::unravel(flat, &out);
-            Err(match error {
-                ElemError::DivisionByZero => EvalError::DivisionByZero { index },
-                ElemError::Overflow => EvalError::DivisionOverflow { index },
-            })
-        }
-    }
 }
 
 /// Newest opset ovir knows (OpenVINO 2026.4 reads opset1 to opset17). Every supported op is

@@ -16,6 +16,9 @@
 
 use half::{bf16, f16};
 
+use std::mem::MaybeUninit;
+
+use super::kernel::{self, RunKernel, Src};
 use super::{AttrError, Attrs, ElemError, EvalError, Op, OpDef};
 use crate::broadcast::AutoBroadcast;
 use crate::tensor::{Element, Tensor};
@@ -23,6 +26,26 @@ use crate::tensor::{Element, Tensor};
 /// Subtraction of one element type.
 pub trait SubtractElem: Element {
     fn sub(a: Self, b: Self) -> Self;
+
+    /// The loop over one run (vectorised by the compiler; f16/bf16 through f32 blocks).
+    #[inline(always)]
+    fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: &mut [MaybeUninit<Self>]) {
+        kernel::map(a, b, out, Self::sub);
+    }
+}
+
+struct Kernel;
+
+impl<T: SubtractElem> RunKernel<T> for Kernel {
+    fn run(
+        &self,
+        a: Src<'_, T>,
+        b: Src<'_, T>,
+        out: &mut [MaybeUninit<T>],
+    ) -> Result<(), (usize, ElemError)> {
+        T::run(a, b, out);
+        Ok(())
+    }
 }
 
 macro_rules! wrapping {
@@ -52,11 +75,17 @@ impl SubtractElem for f16 {
     fn sub(a: Self, b: Self) -> Self {
         f16::from_f32(a.to_f32() - b.to_f32())
     }
+    fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: &mut [MaybeUninit<Self>]) {
+        kernel::through_f32(a, b, out, |x, y| x - y);
+    }
 }
 
 impl SubtractElem for bf16 {
     fn sub(a: Self, b: Self) -> Self {
         bf16::from_f32(a.to_f32() - b.to_f32())
+    }
+    fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: &mut [MaybeUninit<Self>]) {
+        kernel::through_f32(a, b, out, |x, y| x - y);
     }
 }
 
@@ -68,7 +97,7 @@ impl Subtract {
             a: &Tensor,
             b: &Tensor,
         ) -> Result<Tensor, EvalError> {
-            super::binary::<T>(spec, a, b, |x, y| Ok::<T, ElemError>(T::sub(x, y)))
+            kernel::binary::<T, _>(spec, a, b, &Kernel)
         }
         if a.element_type() != b.element_type() {
             return Err(EvalError::Types(a.element_type(), b.element_type()));
