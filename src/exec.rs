@@ -84,6 +84,17 @@ impl Model {
         self.run_observed(inputs, |_| Ok(()))
     }
 
+    /// Runs the model on shared input tensors, which are not copied (for repeated runs on the
+    /// same inputs, as `ovir bench` does).
+    pub fn run_shared<K: Into<InputKey>>(
+        &self,
+        inputs: impl IntoIterator<Item = (K, Arc<Tensor>)>,
+    ) -> Result<Vec<Output>, Error> {
+        let g = self.graph();
+        let bound = bind(g, inputs)?;
+        execute(g, bound, &mut |_| Ok(()))
+    }
+
     /// Runs the model like [`Model::run`], showing `observe` every layer output (Parameters,
     /// Consts and computed layers; not Results) as soon as it is computed, in execution order.
     /// An error from `observe` stops the run.
@@ -93,7 +104,7 @@ impl Model {
         mut observe: impl FnMut(Produced<'_>) -> Result<(), Error>,
     ) -> Result<Vec<Output>, Error> {
         let g = self.graph();
-        let bound = bind(g, inputs)?;
+        let bound = bind(g, inputs.into_iter().map(|(k, t)| (k, Arc::new(t))))?;
         execute(g, bound, &mut observe)
     }
 }
@@ -101,15 +112,15 @@ impl Model {
 /// Binds inputs to Parameters and checks their types and shapes (every problem at once).
 fn bind<K: Into<InputKey>>(
     g: &Graph,
-    inputs: impl IntoIterator<Item = (K, Tensor)>,
-) -> Result<Vec<Tensor>, Error> {
+    inputs: impl IntoIterator<Item = (K, Arc<Tensor>)>,
+) -> Result<Vec<Arc<Tensor>>, Error> {
     let n = g.inputs.len();
     let display = |i: usize| {
         g.input_names(i)
             .first()
             .map_or_else(|| format!("#{i}"), |s| s.to_string())
     };
-    let mut slots: Vec<Option<Tensor>> = vec![None; n];
+    let mut slots: Vec<Option<Arc<Tensor>>> = vec![None; n];
     // Inputs given but refused (wrong type or shape) are not reported as missing too.
     let mut refused = vec![false; n];
     let mut errors = Vec::new();
@@ -199,7 +210,7 @@ fn eval_error(g: &Graph, node: usize, e: EvalError) -> Error {
 
 fn execute(
     g: &Graph,
-    inputs: Vec<Tensor>,
+    inputs: Vec<Arc<Tensor>>,
     observe: &mut dyn FnMut(Produced<'_>) -> Result<(), Error>,
 ) -> Result<Vec<Output>, Error> {
     let mut dead = vec![false; g.nodes.len()];
@@ -222,7 +233,7 @@ fn execute(
                 .collect()
         })
         .collect();
-    let mut inputs: Vec<Option<Tensor>> = inputs.into_iter().map(Some).collect();
+    let mut inputs: Vec<Option<Arc<Tensor>>> = inputs.into_iter().map(Some).collect();
     let input_of: HashMap<usize, usize> =
         g.inputs.iter().enumerate().map(|(k, &n)| (n, k)).collect();
     let mut results: HashMap<usize, Arc<Tensor>> = HashMap::new();
@@ -244,20 +255,20 @@ fn execute(
                     )
                 })
             };
-        let out: Option<Tensor> = match &node.op {
+        let out: Option<Arc<Tensor>> = match &node.op {
             Op::Parameter(_) => input_of.get(&i).and_then(|&k| inputs[k].take()),
-            Op::Const(c) => Some(const_tensor(g, i, c)?),
+            Op::Const(c) => Some(Arc::new(const_tensor(g, i, c)?)),
             Op::Convert(c) => {
                 let x = arg(&values, 0)?;
-                Some(c.eval(&x).map_err(|e| eval_error(g, i, e))?)
+                Some(Arc::new(c.eval(&x).map_err(|e| eval_error(g, i, e))?))
             }
             Op::Subtract(s) => {
                 let (a, b) = (arg(&values, 0)?, arg(&values, 1)?);
-                Some(s.eval(&a, &b).map_err(|e| eval_error(g, i, e))?)
+                Some(Arc::new(s.eval(&a, &b).map_err(|e| eval_error(g, i, e))?))
             }
             Op::Divide(d) => {
                 let (a, b) = (arg(&values, 0)?, arg(&values, 1)?);
-                Some(d.eval(&a, &b).map_err(|e| eval_error(g, i, e))?)
+                Some(Arc::new(d.eval(&a, &b).map_err(|e| eval_error(g, i, e))?))
             }
             Op::Result(_) => {
                 results.insert(i, arg(&values, 0)?);
@@ -270,7 +281,7 @@ fn execute(
                 port: 0,
                 tensor: &t,
             })?;
-            values[i][0] = Some(Arc::new(t));
+            values[i][0] = Some(t);
         }
         for p in &node.inputs {
             let u = &mut uses[p.source.node][p.source.port];

@@ -317,3 +317,69 @@ fn run_warns_about_declared_dims_and_still_runs() {
     assert!(out.contains("warning[E504]"), "{out}");
     assert!(out.contains("out: f32 [2,3]"), "{out}");
 }
+
+#[test]
+fn bench_reports_latency_in_milliseconds() {
+    let out = ovir(&[
+        "bench",
+        "ir_samples/int_divide/model.xml",
+        "-n",
+        "20",
+        "--threads",
+        "1",
+        "--format",
+        "json",
+    ]);
+    let (head, rest) = out.split_once("----- stdout -----\n").unwrap();
+    assert_eq!(head, "exit code: 0\n", "{out}");
+    let json = rest.split("----- stderr -----").next().unwrap();
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(v["iterations"], 20);
+    assert_eq!(v["threads"], 1);
+    let l = &v["latency"];
+    let (min, median, p90, max) = (
+        l["min_ms"].as_f64().unwrap(),
+        l["median_ms"].as_f64().unwrap(),
+        l["p90_ms"].as_f64().unwrap(),
+        l["max_ms"].as_f64().unwrap(),
+    );
+    assert!(
+        0.0 < min && min <= median && median <= p90 && p90 <= max,
+        "{l}"
+    );
+    assert!(v["throughput_per_s"].as_f64().unwrap() > 0.0);
+    // Files as inputs, text output.
+    let text = ovir(&[
+        "bench",
+        "ir_samples/int_divide/model.xml",
+        "--inputs",
+        "ir_samples/int_divide/inputs",
+        "-n",
+        "3",
+    ]);
+    assert!(text.contains("runs: 3 in "), "{text}");
+    assert!(text.contains("latency (ms): min "), "{text}");
+    // A run that fails is reported once, with its code.
+    let dir = temp_dir("bench_zero");
+    let zeros: ovir::Tensor = ndarray::Array1::<i32>::zeros(7).into_dyn().into();
+    std::fs::write(dir.join("b.npy"), ovir::io::npy::to_bytes(&zeros)).unwrap();
+    let b = format!("b={}", dir.join("b.npy").display());
+    let zero = ovir(&[
+        "bench",
+        "ir_samples/int_divide/model.xml",
+        "-i",
+        "a=ir_samples/int_divide/inputs/a.npy",
+        "-i",
+        &b,
+        "-n",
+        "3",
+    ]);
+    assert!(zero.starts_with("exit code: 2\n"), "{zero}");
+    assert_eq!(zero.matches("error[E601]").count(), 1, "{zero}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let usage = ovir(&["bench", "ir_samples/int_divide/model.xml", "-t", "0"]);
+    assert!(
+        usage.contains("--time must be a positive number"),
+        "{usage}"
+    );
+}

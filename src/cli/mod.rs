@@ -1,5 +1,6 @@
 //! The command line: argument definitions and one module per subcommand.
 
+pub mod bench;
 pub mod check;
 pub mod diff;
 pub mod info;
@@ -30,6 +31,9 @@ pub enum Command {
     /// Compare .npy files or folders of them (exit 0 same within tolerance, 1 different,
     /// 2 could not run).
     Diff(diff::DiffArgs),
+    /// Measure a model's latency and throughput on repeated runs (like OpenVINO's
+    /// benchmark_app).
+    Bench(bench::BenchArgs),
 }
 
 /// Arrays read from .npy files larger than this are refused (bytes).
@@ -57,6 +61,7 @@ pub fn run(cli: Cli) -> ExitStatus {
         Command::Check(args) => check::check(&args),
         Command::Run(args) => run::run(&args),
         Command::Diff(args) => diff::diff(&args),
+        Command::Bench(args) => bench::bench(&args),
     }
 }
 

@@ -13,13 +13,9 @@ use super::diff::{ToleranceArgs, finish};
 use super::report::{render, render_errors};
 use super::{ARRAY_LIMIT, ExitStatus, Format, load_model, print_stdout};
 
+/// Where inputs come from (shared by `run` and `bench`).
 #[derive(Debug, Args)]
-pub struct RunArgs {
-    /// The model's .xml file.
-    pub model: PathBuf,
-    /// The weights file (default: the .bin beside the .xml).
-    #[arg(long, value_name = "BIN")]
-    pub weights: Option<PathBuf>,
+pub struct InputArgs {
     /// An input: `NAME=FILE.npy` binds by tensor or layer name; a bare `FILE.npy` binds by
     /// position (the n-th bare file to the n-th input). The .npy dtype must be the input's
     /// element type; for bf16 inputs give a float32 .npy (it is rounded to nearest even).
@@ -31,16 +27,27 @@ pub struct RunArgs {
     /// Run on random inputs (floats in [-8, 8), non-zero integers) instead of files.
     #[arg(long)]
     pub random_inputs: bool,
-    /// Seed for --random-inputs.
-    #[arg(long, default_value_t = 0, requires = "random_inputs")]
-    pub seed: u64,
+    /// Seed for random inputs (default 0).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// The shape of a dynamic input for --random-inputs, e.g. `--shape x=[1,3,8]` (repeatable).
+    #[arg(long, value_name = "NAME=SHAPE", value_parser = parse_shape_arg)]
+    pub shape: Vec<(String, PartialShape)>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The model's .xml file.
+    pub model: PathBuf,
+    /// The weights file (default: the .bin beside the .xml).
+    #[arg(long, value_name = "BIN")]
+    pub weights: Option<PathBuf>,
+    #[command(flatten)]
+    pub input: InputArgs,
     /// Write each output to `DIR/<output name>.npy` (bf16 as float32), atomically. Without it,
     /// outputs are printed as text.
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
-    /// The shape of a dynamic input for --random-inputs, e.g. `--shape x=[1,3,8]` (repeatable).
-    #[arg(long, value_name = "NAME=SHAPE", value_parser = parse_shape_arg)]
-    pub shape: Vec<(String, PartialShape)>,
     /// Print every value; by default tensors of more than 1000 elements are summarised (first
     /// and last rows and columns, element count, min, max and a digest).
     #[arg(long)]
@@ -91,7 +98,6 @@ pub fn run(args: &RunArgs) -> ExitStatus {
         Ok(m) => m,
         Err(status) => return status,
     };
-    let g = model.graph();
     // Declared-dim mismatches and other findings: warnings; the run goes on.
     let (_, findings) = model.infer();
     let warnings: Vec<_> = findings
@@ -104,94 +110,13 @@ pub fn run(args: &RunArgs) -> ExitStatus {
             render(warnings.iter().map(|d| (Severity::Warning, &d.error)))
         );
     }
-    let element_type = |i: usize| match &g.nodes[g.inputs[i]].op {
-        Op::Parameter(p) => Some(p.element_type),
-        _ => None,
+    if args.input.seed.is_some() && !args.input.random_inputs {
+        return fail("--seed needs --random-inputs");
+    }
+    let bound = match gather(&model, &args.input, args.input.random_inputs) {
+        Ok(b) => b,
+        Err(status) => return status,
     };
-    let find = |name: &str| (0..g.inputs.len()).find(|&i| g.input_names(i).contains(&name));
-
-    let mut bound: Vec<(InputKey, Tensor)> = Vec::new();
-    let mut position = 0;
-    for spec in &args.inputs {
-        let (key, file) = match spec.split_once('=') {
-            Some((name, file)) => (InputKey::Name(name.to_owned()), file),
-            None => {
-                position += 1;
-                (InputKey::Index(position - 1), spec.as_str())
-            }
-        };
-        let index = match &key {
-            InputKey::Name(n) => find(n),
-            InputKey::Index(i) => Some(*i).filter(|&i| i < g.inputs.len()),
-        };
-        match load_input(Path::new(file), index.and_then(element_type)) {
-            Ok(t) => bound.push((key, t)),
-            Err(e) => return fail(e),
-        }
-    }
-    if let Some(dir) = &args.input_dir {
-        for i in 0..g.inputs.len() {
-            if bound.iter().any(|(k, _)| match k {
-                InputKey::Index(j) => *j == i,
-                InputKey::Name(n) => find(n) == Some(i),
-            }) {
-                continue;
-            }
-            let names = g.input_names(i);
-            let Some(path) = names
-                .iter()
-                .map(|n| dir.join(format!("{n}.npy")))
-                .find(|p| p.exists())
-            else {
-                return fail(format!(
-                    "{}: no file for input {:?} (looked for {})",
-                    dir.display(),
-                    names.first().copied().unwrap_or_default(),
-                    names
-                        .iter()
-                        .map(|n| format!("{n}.npy"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            };
-            match load_input(&path, element_type(i)) {
-                Ok(t) => bound.push((InputKey::Index(i), t)),
-                Err(e) => return fail(e),
-            }
-        }
-    }
-    if args.random_inputs {
-        let mut rng = random::Rng::new(args.seed);
-        for i in 0..g.inputs.len() {
-            let names = g.input_names(i);
-            let name = names.first().copied().unwrap_or_default();
-            let Op::Parameter(p) = &g.nodes[g.inputs[i]].op else {
-                continue;
-            };
-            let given = args
-                .shape
-                .iter()
-                .find(|(n, _)| names.contains(&n.as_str()))
-                .map(|(_, s)| s);
-            let shape = match random_shape(name, &p.shape, given) {
-                Ok(s) => s,
-                Err(e) => return fail(e),
-            };
-            let Some(t) = random::tensor(p.element_type, &shape, &mut rng) else {
-                return fail(format!(
-                    "input {name:?}: ovir cannot make random {} values",
-                    p.element_type
-                ));
-            };
-            bound.push((InputKey::Index(i), t));
-        }
-    }
-    for (n, _) in &args.shape {
-        if find(n).is_none() {
-            return fail(format!("--shape {n}: the model has no input of this name"));
-        }
-    }
-
     let run = match &args.dump_all {
         Some(dir) => dump_all(&model, bound, dir),
         None => model.run(bound),
@@ -343,4 +268,104 @@ fn dump_all(
     let text = serde_json::to_string_pretty(&manifest).unwrap_or_default() + "\n";
     npy::write_atomic(&path, text.as_bytes()).map_err(|e| write_error(&path, e))?;
     result
+}
+
+/// The inputs `args` name, loaded and (with `random`) the rest made up from the seed.
+pub fn gather(
+    model: &ovir::Model,
+    args: &InputArgs,
+    random: bool,
+) -> Result<Vec<(InputKey, Tensor)>, ExitStatus> {
+    let g = model.graph();
+    let element_type = |i: usize| match &g.nodes[g.inputs[i]].op {
+        Op::Parameter(p) => Some(p.element_type),
+        _ => None,
+    };
+    let find = |name: &str| (0..g.inputs.len()).find(|&i| g.input_names(i).contains(&name));
+
+    let mut bound: Vec<(InputKey, Tensor)> = Vec::new();
+    let mut position = 0;
+    for spec in &args.inputs {
+        let (key, file) = match spec.split_once('=') {
+            Some((name, file)) => (InputKey::Name(name.to_owned()), file),
+            None => {
+                position += 1;
+                (InputKey::Index(position - 1), spec.as_str())
+            }
+        };
+        let index = match &key {
+            InputKey::Name(n) => find(n),
+            InputKey::Index(i) => Some(*i).filter(|&i| i < g.inputs.len()),
+        };
+        match load_input(Path::new(file), index.and_then(element_type)) {
+            Ok(t) => bound.push((key, t)),
+            Err(e) => return Err(fail(e)),
+        }
+    }
+    if let Some(dir) = &args.input_dir {
+        for i in 0..g.inputs.len() {
+            if bound.iter().any(|(k, _)| match k {
+                InputKey::Index(j) => *j == i,
+                InputKey::Name(n) => find(n) == Some(i),
+            }) {
+                continue;
+            }
+            let names = g.input_names(i);
+            let Some(path) = names
+                .iter()
+                .map(|n| dir.join(format!("{n}.npy")))
+                .find(|p| p.exists())
+            else {
+                return Err(fail(format!(
+                    "{}: no file for input {:?} (looked for {})",
+                    dir.display(),
+                    names.first().copied().unwrap_or_default(),
+                    names
+                        .iter()
+                        .map(|n| format!("{n}.npy"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            };
+            match load_input(&path, element_type(i)) {
+                Ok(t) => bound.push((InputKey::Index(i), t)),
+                Err(e) => return Err(fail(e)),
+            }
+        }
+    }
+    if random {
+        let mut rng = random::Rng::new(args.seed.unwrap_or(0));
+        for i in 0..g.inputs.len() {
+            let names = g.input_names(i);
+            let name = names.first().copied().unwrap_or_default();
+            let Op::Parameter(p) = &g.nodes[g.inputs[i]].op else {
+                continue;
+            };
+            let given = args
+                .shape
+                .iter()
+                .find(|(n, _)| names.contains(&n.as_str()))
+                .map(|(_, s)| s);
+            let shape = match random_shape(name, &p.shape, given) {
+                Ok(s) => s,
+                Err(e) => return Err(fail(e)),
+            };
+            let Some(t) = random::tensor(p.element_type, &shape, &mut rng) else {
+                return Err(fail(format!(
+                    "input {name:?}: ovir cannot make random {} values",
+                    p.element_type
+                )));
+            };
+            bound.push((InputKey::Index(i), t));
+        }
+    }
+    for (n, _) in &args.shape {
+        if find(n).is_none() {
+            return Err(fail(format!(
+                "--shape {n}: the model has no input of this name"
+            )));
+        }
+    }
+
+    Ok(bound)
 }

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""ovir against OpenVINO's CPU plugin on the workloads of docs/performance.md.
+
+Builds each workload as IR with the openvino package (target/bench-ir/), then in the same run
+measures `ovir bench` and OpenVINO's `benchmark_app` (one stream, sync API, f32
+inference precision so the CPU plugin computes in the model's own precision) at 1 and 2
+threads, and prints the median latencies and their ratio (OpenVINO / ovir: above 1 means
+ovir is faster). Also measures the whole-process time of `ovir run` on a tiny sample and the
+peak RSS of `ovir run` on the [64,64,64,64] model.
+
+    .venv/bin/python benches/compare.py --ovir target/release/ovir [--seconds 3]
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+from openvino.utils.node_factory import NodeFactory
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "target" / "bench-ir"
+SHAPE = [64, 64, 64, 64]
+
+
+def param(name, t, shape=SHAPE):
+    p = ops.parameter(shape, t, name=name)
+    p.output(0).get_tensor().set_names({name})
+    return p
+
+
+def model(name, out, params):
+    r = ops.result(out)
+    return ov.Model([r], params, name)
+
+
+def workloads():
+    f32, f16, i32 = ov.Type.f32, ov.Type.f16, ov.Type.i32
+    w = {}
+    a, b = param("a", f32), param("b", f32)
+    w["f32 sub, same shape"] = model("sub", ops.subtract(a, b), [a, b])
+    a, b = param("a", f32), param("b", f32)
+    w["f32 div, same shape"] = model("div", ops.divide(a, b), [a, b])
+    a, b = param("a", f32), param("b", f32, [64, 1, 64, 1])
+    w["f32 sub, b [64,1,64,1]"] = model("sub_bcast", ops.subtract(a, b), [a, b])
+    a = param("a", f32)
+    w["f32 div by scalar Const"] = model("div_scalar", ops.divide(a, ops.constant(np.float32(3.0))), [a])
+    a, b = param("a", i32), param("b", i32)
+    floor = NodeFactory("opset1").create("Divide", [a.output(0), b.output(0)], {"m_pythondiv": True})
+    w["i32 floor division"] = model("i32_floordiv", floor, [a, b])
+    a, b = param("a", i32), param("b", i32)
+    w["i32 sub (reference for floor division)"] = model("i32_sub", ops.subtract(a, b), [a, b])
+    a, b = param("a", f16), param("b", f16)
+    w["f16 sub"] = model("f16_sub", ops.subtract(a, b), [a, b])
+    a, b = param("a", f32), param("b", f32)
+    x = a
+    for k in range(8):
+        x = ops.subtract(x, b) if k % 2 == 0 else ops.divide(x, b)
+    w["chain of 8 sub/div"] = model("chain8", x, [a, b])
+    a, b = param("a", f32, [2, 3]), param("b", f32, [2, 3])
+    w["tiny [2,3] sub (per call)"] = model("tiny", ops.subtract(a, b), [a, b])
+    return w
+
+
+def ovir_median(ovir, xml, threads, seconds):
+    out = subprocess.run(
+        [ovir, "bench", str(xml), "--threads", str(threads), "-t", str(seconds), "--format", "json"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    return json.loads(out)["latency"]["median_ms"]
+
+
+def ov_median(xml, threads, seconds):
+    app = shutil.which("benchmark_app") or str(Path(sys.executable).parent / "benchmark_app")
+    out = subprocess.run(
+        [app, "-m", str(xml), "-d", "CPU", "-hint", "none", "-nstreams", "1", "-api", "sync", "-nthreads", str(threads),
+         "-t", str(max(1, round(seconds))), "-infer_precision", "f32"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    m = re.search(r"Median:\s+([0-9.]+) (ms|us)", out)
+    if not m:
+        raise RuntimeError("benchmark_app printed no median:\n" + out)
+    return float(m.group(1)) / (1000.0 if m.group(2) == "us" else 1.0)
+
+
+def peak_rss_kib(cmd):
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    if status != 0:
+        raise RuntimeError(f"{cmd} failed")
+    return usage.ru_maxrss
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ovir", default=str(ROOT / "target" / "release" / "ovir"))
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--only", default=None, help="run the workloads whose name contains this")
+    args = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    rows = []
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    print(f"CPU: {cpu}, {os.cpu_count()} cores; OpenVINO {ov.__version__}; {args.seconds} s per measurement")
+    print(f"{'workload':40} {'thr':>3} {'ovir ms':>9} {'OpenVINO ms':>11} {'OV/ovir':>8}")
+    for name, m in workloads().items():
+        if args.only and args.only not in name:
+            continue
+        d = OUT / m.get_friendly_name()
+        d.mkdir(exist_ok=True)
+        xml = d / "model.xml"
+        ov.save_model(m, str(xml), compress_to_fp16=False)
+        for threads in (1, 2):
+            mine = ovir_median(args.ovir, xml, threads, args.seconds)
+            theirs = ov_median(xml, threads, args.seconds)
+            rows.append((name, threads, mine, theirs))
+            print(f"{name:40} {threads:>3} {mine:>9.4f} {theirs:>11.4f} {theirs / mine:>8.2f}", flush=True)
+    if not args.only:
+        by = {(n, t): mine for n, t, mine, _ in rows}
+        for t in (1, 2):
+            chain = by[("chain of 8 sub/div", t)] / by[("f32 sub, same shape", t)]
+            div = by[("i32 floor division", t)] / by[("i32 sub (reference for floor division)", t)]
+            print(f"{t} thread(s): chain of 8 / single sub = {chain:.2f}; i32 floor division / i32 sub = {div:.2f}")
+        sample = ROOT / "ir_samples" / "int_divide"
+        times = []
+        for _ in range(20):
+            t0 = time.perf_counter()
+            subprocess.run([args.ovir, "run", str(sample / "model.xml"), "--inputs", str(sample / "inputs")],
+                           check=True, capture_output=True)
+            times.append((time.perf_counter() - t0) * 1e3)
+        print(f"whole-process ovir run of ir_samples/int_divide: median {statistics.median(times):.2f} ms")
+        big = OUT / "sub" / "model.xml"
+        rss = peak_rss_kib([args.ovir, "run", str(big), "--random-inputs", "-o", str(OUT / "sub" / "out")])
+        io = 3 * 64 ** 4 * 4 / 1024
+        print(f"peak RSS of ovir run on [64,64,64,64] f32 sub: {rss / 1024:.0f} MiB "
+              f"(inputs + output = {io / 1024:.0f} MiB, ratio {rss / io:.2f})")
+
+
+if __name__ == "__main__":
+    main()
