@@ -24,7 +24,7 @@ use std::mem::MaybeUninit;
 
 use half::{bf16, f16};
 
-use super::kernel::{self, BLOCK, RunKernel, Src};
+use super::kernel::{self, BLOCK, RunResult, Src};
 use super::{AttrError, Attrs, ElemError, EvalError, Op, OpDef};
 use crate::broadcast::AutoBroadcast;
 use crate::tensor::{Element, Tensor};
@@ -41,27 +41,13 @@ pub trait DivideElem: Element {
         b: Src<'_, Self>,
         out: &mut [MaybeUninit<Self>],
         pythondiv: bool,
-    ) -> Result<(), (usize, ElemError)> {
-        checked_run(a, b, out, |x, y| Self::div(x, y, pythondiv))
+    ) -> RunResult {
+        // The element-by-element loop, stopping at the first failure.
+        for (i, o) in out.iter_mut().enumerate() {
+            o.write(Self::div(a.get(i), b.get(i), pythondiv).map_err(|e| (i, e))?);
+        }
+        Ok(())
     }
-}
-
-/// The element-by-element loop, stopping at the first failure.
-#[inline(always)]
-fn checked_run<T: Copy>(
-    a: Src<'_, T>,
-    b: Src<'_, T>,
-    out: &mut [MaybeUninit<T>],
-    f: impl Fn(T, T) -> Result<T, ElemError>,
-) -> Result<(), (usize, ElemError)> {
-    let at = |s: &Src<'_, T>, i: usize| match s {
-        Src::Slice(s) => s[i],
-        Src::Repeat(v) => *v,
-    };
-    for (i, o) in out.iter_mut().enumerate() {
-        o.write(f(at(&a, i), at(&b, i)).map_err(|e| (i, e))?);
-    }
-    Ok(())
 }
 
 /// Integers of at most 32 bits: divided exactly through f64, where the quotient of two such
@@ -129,12 +115,8 @@ fn first_bad<T: SmallInt>(a: Src<'_, T>, b: Src<'_, T>, len: usize) -> Option<(u
     if !zero && !overflow {
         return None;
     }
-    let at = |s: &Src<'_, T>, i: usize| match s {
-        Src::Slice(s) => s[i],
-        Src::Repeat(v) => *v,
-    };
     (0..len).find_map(|i| {
-        let (p, q) = (at(&a, i), at(&b, i));
+        let (p, q) = (a.get(i), b.get(i));
         if q == T::ZERO {
             Some((i, ElemError::DivisionByZero))
         } else if Some(q) == T::MINUS_ONE && p == T::MIN {
@@ -188,7 +170,7 @@ fn small_int_run<T: SmallInt>(
     b: Src<'_, T>,
     out: &mut [MaybeUninit<T>],
     floor: bool,
-) -> Result<(), (usize, ElemError)> {
+) -> RunResult {
     let mut at = 0;
     while at < out.len() {
         let len = BLOCK.min(out.len() - at);
@@ -220,170 +202,94 @@ fn small_int_run<T: SmallInt>(
     Ok(())
 }
 
-macro_rules! signed_small {
-    ($($t:ty)*) => {$(
+/// The loop an integer type uses: `small` goes through f64 (`small_int_run`; for unsigned
+/// types flooring and truncating agree), `scalar` keeps the checked element-by-element default.
+macro_rules! int_run {
+    (small) => {
+        fn run(
+            a: Src<'_, Self>,
+            b: Src<'_, Self>,
+            out: &mut [MaybeUninit<Self>],
+            pythondiv: bool,
+        ) -> RunResult {
+            small_int_run(a, b, out, pythondiv)
+        }
+    };
+    (scalar) => {};
+}
+
+macro_rules! signed {
+    ($($t:ty: $loop:ident;)*) => {$(
         impl DivideElem for $t {
             fn div(a: Self, b: Self, pythondiv: bool) -> Result<Self, ElemError> {
-                signed_div(a, b, pythondiv)
+                if b == 0 {
+                    return Err(ElemError::DivisionByZero);
+                }
+                let q = a.checked_div(b).ok_or(ElemError::Overflow)?;
+                // checked_div succeeded, so the remainder cannot overflow either.
+                if pythondiv && a.wrapping_rem(b) != 0 && ((a < 0) != (b < 0)) {
+                    Ok(q - 1)
+                } else {
+                    Ok(q)
+                }
             }
-            fn run(
-                a: Src<'_, Self>,
-                b: Src<'_, Self>,
-                out: &mut [MaybeUninit<Self>],
-                pythondiv: bool,
-            ) -> Result<(), (usize, ElemError)> {
-                small_int_run(a, b, out, pythondiv)
-            }
+            int_run!($loop);
         }
     )*};
 }
-signed_small!(i8 i16 i32);
+signed! {
+    i8: small;
+    i16: small;
+    i32: small;
+    i64: scalar;
+}
 
-macro_rules! unsigned_small {
-    ($($t:ty)*) => {$(
+macro_rules! unsigned {
+    ($($t:ty: $loop:ident;)*) => {$(
         impl DivideElem for $t {
             fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
                 a.checked_div(b).ok_or(ElemError::DivisionByZero)
             }
-            fn run(
-                a: Src<'_, Self>,
-                b: Src<'_, Self>,
-                out: &mut [MaybeUninit<Self>],
-                _: bool,
-            ) -> Result<(), (usize, ElemError)> {
-                small_int_run(a, b, out, false)
+            int_run!($loop);
+        }
+    )*};
+}
+unsigned! {
+    u8: small;
+    u16: small;
+    u32: small;
+    u64: scalar;
+}
+
+macro_rules! wide {
+    ($($t:ty)*) => {$(
+        impl DivideElem for $t {
+            fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
+                Ok(a / b)
+            }
+            fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: &mut [MaybeUninit<Self>], _: bool) -> RunResult {
+                kernel::map(a, b, out, |x, y| x / y);
+                Ok(())
             }
         }
     )*};
 }
-unsigned_small!(u8 u16 u32);
+wide!(f32 f64);
 
-/// Signed division, floor (`pythondiv`) or truncating, checked.
-#[inline(always)]
-fn signed_div<T>(a: T, b: T, pythondiv: bool) -> Result<T, ElemError>
-where
-    T: Copy + PartialOrd + From<i8> + num_like::CheckedDivRem + std::ops::Sub<Output = T>,
-{
-    let zero = T::from(0i8);
-    if b == zero {
-        return Err(ElemError::DivisionByZero);
-    }
-    let q = a.checked_div_(b).ok_or(ElemError::Overflow)?;
-    // checked_div succeeded, so the remainder cannot overflow either.
-    if pythondiv && a.wrapping_rem_(b) != zero && ((a < zero) != (b < zero)) {
-        Ok(q - T::from(1i8))
-    } else {
-        Ok(q)
-    }
-}
-
-mod num_like {
-    /// The checked integer operations `signed_div` needs.
-    pub trait CheckedDivRem: Sized {
-        fn checked_div_(self, b: Self) -> Option<Self>;
-        fn wrapping_rem_(self, b: Self) -> Self;
-    }
-    macro_rules! imp {
-        ($($t:ty)*) => {$(
-            impl CheckedDivRem for $t {
-                fn checked_div_(self, b: Self) -> Option<Self> {
-                    self.checked_div(b)
-                }
-                fn wrapping_rem_(self, b: Self) -> Self {
-                    self.wrapping_rem(b)
-                }
+macro_rules! narrow {
+    ($($t:ty)*) => {$(
+        impl DivideElem for $t {
+            fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
+                Ok(<$t>::from_f32(a.to_f32() / b.to_f32()))
             }
-        )*};
-    }
-    imp!(i8 i16 i32 i64);
+            fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: &mut [MaybeUninit<Self>], _: bool) -> RunResult {
+                kernel::through_f32(a, b, out, |x, y| x / y);
+                Ok(())
+            }
+        }
+    )*};
 }
-
-impl DivideElem for i64 {
-    fn div(a: Self, b: Self, pythondiv: bool) -> Result<Self, ElemError> {
-        signed_div(a, b, pythondiv)
-    }
-}
-
-impl DivideElem for u64 {
-    fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
-        a.checked_div(b).ok_or(ElemError::DivisionByZero)
-    }
-}
-
-impl DivideElem for f32 {
-    fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
-        Ok(a / b)
-    }
-    fn run(
-        a: Src<'_, Self>,
-        b: Src<'_, Self>,
-        out: &mut [MaybeUninit<Self>],
-        _: bool,
-    ) -> Result<(), (usize, ElemError)> {
-        kernel::map(a, b, out, |x, y| x / y);
-        Ok(())
-    }
-}
-
-impl DivideElem for f64 {
-    fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
-        Ok(a / b)
-    }
-    fn run(
-        a: Src<'_, Self>,
-        b: Src<'_, Self>,
-        out: &mut [MaybeUninit<Self>],
-        _: bool,
-    ) -> Result<(), (usize, ElemError)> {
-        kernel::map(a, b, out, |x, y| x / y);
-        Ok(())
-    }
-}
-
-impl DivideElem for f16 {
-    fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
-        Ok(f16::from_f32(a.to_f32() / b.to_f32()))
-    }
-    fn run(
-        a: Src<'_, Self>,
-        b: Src<'_, Self>,
-        out: &mut [MaybeUninit<Self>],
-        _: bool,
-    ) -> Result<(), (usize, ElemError)> {
-        kernel::through_f32(a, b, out, |x, y| x / y);
-        Ok(())
-    }
-}
-
-impl DivideElem for bf16 {
-    fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
-        Ok(bf16::from_f32(a.to_f32() / b.to_f32()))
-    }
-    fn run(
-        a: Src<'_, Self>,
-        b: Src<'_, Self>,
-        out: &mut [MaybeUninit<Self>],
-        _: bool,
-    ) -> Result<(), (usize, ElemError)> {
-        kernel::through_f32(a, b, out, |x, y| x / y);
-        Ok(())
-    }
-}
-
-struct Kernel {
-    pythondiv: bool,
-}
-
-impl<T: DivideElem> RunKernel<T> for Kernel {
-    fn run(
-        &self,
-        a: Src<'_, T>,
-        b: Src<'_, T>,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<(), (usize, ElemError)> {
-        T::run(a, b, out, self.pythondiv)
-    }
-}
+narrow!(f16 bf16);
 
 impl Divide {
     /// `a / b`.
@@ -394,7 +300,7 @@ impl Divide {
             a: &Tensor,
             b: &Tensor,
         ) -> Result<Tensor, EvalError> {
-            kernel::binary::<T, _>(spec, a, b, &Kernel { pythondiv: py })
+            kernel::binary::<T>(spec, a, b, |x, y, out| T::run(x, y, out, py))
         }
         if a.element_type() != b.element_type() {
             return Err(EvalError::Types(a.element_type(), b.element_type()));

@@ -1,7 +1,7 @@
 //! Fast elementwise execution shared by the binary ops.
 //!
-//! An op supplies a [`RunKernel`]: a loop over one run of the output (contiguous inputs, or
-//! one input repeated), written so the compiler vectorises it. [`binary`] walks the broadcast
+//! An op supplies a loop over one run of the output (contiguous inputs, or one input
+//! repeated), written so the compiler vectorises it. [`binary`] walks the broadcast
 //! [`Plan`] (shapes coalesced to the fewest dims), splits the output into chunks that rayon
 //! computes in parallel above [`PARALLEL_MIN`] elements, and writes into an uninitialised
 //! buffer (no zero-fill pass). A kernel that fails (integer division by zero) reports the
@@ -45,19 +45,20 @@ impl<T: Copy> Src<'_, T> {
             Src::Repeat(v) => Src::Repeat(v),
         }
     }
+
+    /// Element `i` of the run.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> T {
+        match *self {
+            Src::Slice(s) => s[i],
+            Src::Repeat(v) => v,
+        }
+    }
 }
 
-/// The loop of an elementwise binary op over one run.
-pub trait RunKernel<T>: Sync {
-    /// Writes `out[i] = op(a[i], b[i])` for every `i < out.len()`. On failure returns the
-    /// offset of the first failing element and why; `out` is then partly written.
-    fn run(
-        &self,
-        a: Src<'_, T>,
-        b: Src<'_, T>,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<(), (usize, ElemError)>;
-}
+/// What a run loop returns: on failure, the offset of the first failing element and why (the
+/// output is then partly written).
+pub type RunResult = Result<(), (usize, ElemError)>;
 
 /// The four shapes of a run, each a plain loop the compiler vectorises.
 #[inline(always)]
@@ -99,11 +100,16 @@ pub trait Narrow: Copy + Send + Sync {
     fn to_f32(self) -> f32;
 }
 
+/// Whether the CPU converts f16 in hardware (F16C with AVX).
+#[cfg(target_arch = "x86_64")]
+fn has_f16c() -> bool {
+    std::arch::is_x86_feature_detected!("f16c") && std::arch::is_x86_feature_detected!("avx")
+}
+
 impl Narrow for f16 {
     fn widen(src: &[f16], dst: &mut [f32]) {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("f16c") && std::arch::is_x86_feature_detected!("avx")
-        {
+        if has_f16c() {
             // SAFETY: the features were detected above.
             unsafe { f16c::widen(src, dst) };
             return;
@@ -114,8 +120,7 @@ impl Narrow for f16 {
     }
     fn narrow(src: &[f32], dst: &mut [MaybeUninit<f16>]) {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("f16c") && std::arch::is_x86_feature_detected!("avx")
-        {
+        if has_f16c() {
             // SAFETY: the features were detected above.
             unsafe { f16c::narrow(src, dst) };
             return;
@@ -195,6 +200,23 @@ mod f16c {
     }
 }
 
+/// Elements `at..at + len` of `s` as f32 (widened into `buf` unless repeated).
+#[inline(always)]
+fn widen_block<'b, T: Narrow>(
+    s: Src<'_, T>,
+    at: usize,
+    len: usize,
+    buf: &'b mut [f32],
+) -> Src<'b, f32> {
+    match s {
+        Src::Slice(s) => {
+            T::widen(&s[at..at + len], &mut buf[..len]);
+            Src::Slice(&buf[..len])
+        }
+        Src::Repeat(v) => Src::Repeat(v.to_f32()),
+    }
+}
+
 /// Runs an f32 operation on a narrow float type, block by block.
 #[inline(always)]
 pub fn through_f32<T: Narrow>(
@@ -209,20 +231,8 @@ pub fn through_f32<T: Narrow>(
     let mut at = 0;
     while at < out.len() {
         let len = BLOCK.min(out.len() - at);
-        let xa = match a {
-            Src::Slice(s) => {
-                T::widen(&s[at..at + len], &mut wa[..len]);
-                Src::Slice(&wa[..len])
-            }
-            Src::Repeat(v) => Src::Repeat(v.to_f32()),
-        };
-        let xb = match b {
-            Src::Slice(s) => {
-                T::widen(&s[at..at + len], &mut wb[..len]);
-                Src::Slice(&wb[..len])
-            }
-            Src::Repeat(v) => Src::Repeat(v.to_f32()),
-        };
+        let xa = widen_block(a, at, len, &mut wa);
+        let xb = widen_block(b, at, len, &mut wb);
         map(xa, xb, &mut wo[..len], f);
         // SAFETY: `map` wrote all `len` elements of `wo`.
         let done: &[f32] = unsafe { std::slice::from_raw_parts(wo.as_ptr() as *const f32, len) };
@@ -240,12 +250,13 @@ fn contiguous<T: Element>(t: &Tensor) -> Option<std::borrow::Cow<'_, [T]>> {
     })
 }
 
-/// Computes `a op b` under `spec` with kernel `k`.
-pub fn binary<T: Element, K: RunKernel<T>>(
+/// Computes `a op b` under `spec`, `run` being the op's loop over one run: it writes
+/// `out[i] = op(a[i], b[i])` for every `i < out.len()`.
+pub fn binary<T: Element>(
     spec: AutoBroadcast,
     a: &Tensor,
     b: &Tensor,
-    k: &K,
+    run: impl Fn(Src<'_, T>, Src<'_, T>, &mut [MaybeUninit<T>]) -> RunResult + Sync,
 ) -> Result<Tensor, EvalError> {
     let (Some(xa), Some(xb)) = (contiguous::<T>(a), contiguous::<T>(b)) else {
         return Err(EvalError::Types(a.element_type(), b.element_type()));
@@ -270,7 +281,7 @@ pub fn binary<T: Element, K: RunKernel<T>>(
                 }
             }
             let o = &mut out[r.start - start..r.start - start + r.len];
-            match k.run(
+            match run(
                 src(&xa, r.a, r.len, r.a_step),
                 src(&xb, r.b, r.len, r.b_step),
                 o,

@@ -18,8 +18,8 @@ use half::{bf16, f16};
 
 use std::mem::MaybeUninit;
 
-use super::kernel::{self, RunKernel, Src};
-use super::{AttrError, Attrs, ElemError, EvalError, Op, OpDef};
+use super::kernel::{self, Src};
+use super::{AttrError, Attrs, EvalError, Op, OpDef};
 use crate::broadcast::AutoBroadcast;
 use crate::tensor::{Element, Tensor};
 
@@ -34,20 +34,6 @@ pub trait SubtractElem: Element {
     }
 }
 
-struct Kernel;
-
-impl<T: SubtractElem> RunKernel<T> for Kernel {
-    fn run(
-        &self,
-        a: Src<'_, T>,
-        b: Src<'_, T>,
-        out: &mut [MaybeUninit<T>],
-    ) -> Result<(), (usize, ElemError)> {
-        T::run(a, b, out);
-        Ok(())
-    }
-}
-
 macro_rules! wrapping {
     ($($t:ty)*) => {$(
         impl SubtractElem for $t {
@@ -59,35 +45,30 @@ macro_rules! wrapping {
 }
 wrapping!(i8 i16 i32 i64 u8 u16 u32 u64);
 
-impl SubtractElem for f32 {
-    fn sub(a: Self, b: Self) -> Self {
-        a - b
-    }
+macro_rules! wide {
+    ($($t:ty)*) => {$(
+        impl SubtractElem for $t {
+            fn sub(a: Self, b: Self) -> Self {
+                a - b
+            }
+        }
+    )*};
 }
+wide!(f32 f64);
 
-impl SubtractElem for f64 {
-    fn sub(a: Self, b: Self) -> Self {
-        a - b
-    }
+macro_rules! narrow {
+    ($($t:ty)*) => {$(
+        impl SubtractElem for $t {
+            fn sub(a: Self, b: Self) -> Self {
+                <$t>::from_f32(a.to_f32() - b.to_f32())
+            }
+            fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: &mut [MaybeUninit<Self>]) {
+                kernel::through_f32(a, b, out, |x, y| x - y);
+            }
+        }
+    )*};
 }
-
-impl SubtractElem for f16 {
-    fn sub(a: Self, b: Self) -> Self {
-        f16::from_f32(a.to_f32() - b.to_f32())
-    }
-    fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: &mut [MaybeUninit<Self>]) {
-        kernel::through_f32(a, b, out, |x, y| x - y);
-    }
-}
-
-impl SubtractElem for bf16 {
-    fn sub(a: Self, b: Self) -> Self {
-        bf16::from_f32(a.to_f32() - b.to_f32())
-    }
-    fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: &mut [MaybeUninit<Self>]) {
-        kernel::through_f32(a, b, out, |x, y| x - y);
-    }
-}
+narrow!(f16 bf16);
 
 impl Subtract {
     /// `a - b`.
@@ -97,7 +78,10 @@ impl Subtract {
             a: &Tensor,
             b: &Tensor,
         ) -> Result<Tensor, EvalError> {
-            kernel::binary::<T, _>(spec, a, b, &Kernel)
+            kernel::binary::<T>(spec, a, b, |x, y, out| {
+                T::run(x, y, out);
+                Ok(())
+            })
         }
         if a.element_type() != b.element_type() {
             return Err(EvalError::Types(a.element_type(), b.element_type()));
