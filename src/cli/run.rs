@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use ovir::check::parse_shape_arg;
+use ovir::io::dump::Dump;
 use ovir::io::{compare, npy, random, text};
 use ovir::ops::Op;
 use ovir::shape::PartialShape;
@@ -142,7 +143,7 @@ pub fn run(args: &RunArgs) -> ExitStatus {
         }
     }
     match &args.expect {
-        Some(dir) => expect(args, dir, &outputs, &files),
+        Some(dir) => expect(args, dir, &outputs),
         None if args.output_dir.is_some() => ExitStatus::Success,
         None => {
             let options = text::TextOptions { full: args.full };
@@ -156,68 +157,19 @@ pub fn run(args: &RunArgs) -> ExitStatus {
 }
 
 /// Compares the outputs with `dir`'s files and prints the report.
-fn expect(args: &RunArgs, dir: &Path, outputs: &[ovir::Output], files: &[String]) -> ExitStatus {
-    let present = match compare::npy_files(dir) {
-        Ok(p) => p,
+fn expect(args: &RunArgs, dir: &Path, outputs: &[ovir::Output]) -> ExitStatus {
+    let report = match compare::compare_outputs(
+        dir,
+        outputs,
+        format!("outputs of {}", args.model.display()),
+        &args.tolerance.tolerance(),
+        args.tolerance.show,
+        ARRAY_LIMIT,
+    ) {
+        Ok(r) => r,
         Err(e) => return fail(format!("cannot read {}: {e}", dir.display())),
     };
-    let tol = args.tolerance.tolerance();
-    let mut entries = Vec::new();
-    for (o, file) in outputs.iter().zip(files) {
-        let path = dir.join(file);
-        let entry = if !path.is_file() {
-            compare::Entry::only_in_b(file)
-        } else {
-            match npy::read_array(&path, ARRAY_LIMIT) {
-                Ok(want) => {
-                    let got = npy::Array {
-                        tensor: npy::as_stored(&o.tensor),
-                        boolean: false,
-                    };
-                    compare::compare(file, &want, &got, &tol, args.tolerance.show)
-                }
-                Err(e) => compare::Entry::unreadable(file, &path.display().to_string(), e),
-            }
-        };
-        entries.push(entry);
-    }
-    // Files for outputs the model does not have (only top-level ones: -o writes no folders).
-    for p in present {
-        if !p.contains('/') && !files.contains(&p) {
-            entries.push(compare::Entry::only_in_a(&p));
-        }
-    }
-    let report = compare::Report::new(
-        dir.display().to_string(),
-        format!("outputs of {}", args.model.display()),
-        tol,
-        entries,
-    );
     finish(&report, Format::Text)
-}
-
-/// `manifest.json` of a `--dump-all` folder.
-#[derive(serde::Serialize)]
-struct DumpManifest {
-    version: u32,
-    model: String,
-    /// False when the run stopped at an error: the layers listed are those computed before.
-    complete: bool,
-    /// In execution order.
-    layers: Vec<DumpEntry>,
-}
-
-#[derive(serde::Serialize)]
-struct DumpEntry {
-    file: String,
-    layer: String,
-    id: u64,
-    r#type: &'static str,
-    port: usize,
-    port_id: Option<u64>,
-    /// The layer's element type (bf16 files hold float32).
-    dtype: String,
-    shape: Vec<usize>,
 }
 
 /// Runs the model, writing every layer output to `dir` and a manifest of them at the end
@@ -227,46 +179,9 @@ fn dump_all(
     inputs: Vec<(InputKey, Tensor)>,
     dir: &Path,
 ) -> Result<Vec<ovir::Output>, ovir::Error> {
-    let write_error = |path: &Path, source: std::io::Error| {
-        ovir::Error::new(ovir::ErrorKind::Write {
-            path: path.into(),
-            source,
-        })
-    };
-    std::fs::create_dir_all(dir).map_err(|e| write_error(dir, e))?;
-    let mut used = std::collections::HashSet::new();
-    let mut layers = Vec::new();
-    let result = model.run_observed(inputs, |p| {
-        let node = p.node;
-        let stem = npy::safe_stem(&node.name).unwrap_or_else(|| format!("layer_{}", node.id));
-        let mut file = format!("{stem}.{}.npy", p.port);
-        if !used.insert(file.to_lowercase()) {
-            file = format!("{stem}_{}.{}.npy", node.id, p.port);
-            used.insert(file.to_lowercase());
-        }
-        let path = dir.join(&file);
-        npy::write_atomic(&path, &npy::to_bytes(p.tensor)).map_err(|e| write_error(&path, e))?;
-        layers.push(DumpEntry {
-            file,
-            layer: node.name.clone(),
-            id: node.id,
-            r#type: node.op.name(),
-            port: p.port,
-            port_id: node.outputs.get(p.port).map(|o| o.decl.id),
-            dtype: p.tensor.element_type().to_string(),
-            shape: p.tensor.shape().to_vec(),
-        });
-        Ok(())
-    });
-    let manifest = DumpManifest {
-        version: 1,
-        model: model.graph().file.display().to_string(),
-        complete: result.is_ok(),
-        layers,
-    };
-    let path = dir.join(compare::DUMP_MANIFEST);
-    let text = serde_json::to_string_pretty(&manifest).unwrap_or_default() + "\n";
-    npy::write_atomic(&path, text.as_bytes()).map_err(|e| write_error(&path, e))?;
+    let mut dump = Dump::create(dir)?;
+    let result = model.run_observed(inputs, |p| dump.record(p));
+    dump.finish(&model.graph().file, result.is_ok())?;
     result
 }
 

@@ -20,7 +20,8 @@ use half::{bf16, f16};
 use serde::{Serialize, Serializer};
 
 use super::npy::{self, Array};
-use super::text::TextValue;
+use super::serialize::Scalar;
+use super::text::{TextValue, dims_text};
 use crate::dtype::ElementType;
 use crate::ops::convert::Num;
 use crate::tensor::{Tensor, unravel};
@@ -56,48 +57,9 @@ impl fmt::Display for Tolerance {
     }
 }
 
-/// An element value, as the text form spells it and as JSON holds it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Value {
-    text: String,
-    json: Json,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-enum Json {
-    Int(i128),
-    Float(f64),
-    Bool(bool),
-    Text,
-}
-
-impl fmt::Display for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
-    }
-}
-
-impl Serialize for Value {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.json {
-            Json::Int(i) => match i64::try_from(i) {
-                Ok(i) => s.serialize_i64(i),
-                Err(_) => s.serialize_u64(i as u64),
-            },
-            Json::Float(x) => s.serialize_f64(x),
-            Json::Bool(b) => s.serialize_bool(b),
-            Json::Text => s.serialize_str(&self.text),
-        }
-    }
-}
-
 /// An error measure: a number, or `"inf"` where JSON has none.
 fn ser_error<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
-    if x.is_finite() {
-        s.serialize_f64(*x)
-    } else {
-        s.serialize_str(&x.text())
-    }
+    Scalar::of(*x).serialize(s)
 }
 
 fn ser_opt_error<S: Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
@@ -157,10 +119,8 @@ impl fmt::Display for Magnitude {
 impl Serialize for Magnitude {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match *self {
-            Magnitude::Int(i) => match u64::try_from(i) {
-                Ok(i) => s.serialize_u64(i),
-                Err(_) => s.serialize_u128(i),
-            },
+            // |a - b| of two integers of at most 64 bits fits an i128.
+            Magnitude::Int(i) => Scalar::Int(i as i128).serialize(s),
             Magnitude::Float(x) => ser_error(&x, s),
         }
     }
@@ -170,8 +130,8 @@ impl Serialize for Magnitude {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Mismatch {
     pub index: Vec<usize>,
-    pub a: Value,
-    pub b: Value,
+    pub a: Scalar,
+    pub b: Scalar,
     /// `None` when either side is NaN.
     pub abs_error: Option<Magnitude>,
     #[serde(serialize_with = "ser_opt_error")]
@@ -308,20 +268,11 @@ float_diff! {
     f64, 1 << 63;
 }
 
-fn value<T: DiffValue>(x: T, boolean: bool) -> Value {
-    let text = match x.to_num() {
-        Num::Int(i) if boolean => (i != 0).to_string(),
-        _ => x.text(),
-    };
-    let json = match x.to_num() {
-        Num::Int(i) if boolean => Json::Bool(i != 0),
-        Num::Int(i) => Json::Int(i),
-        Num::Float(_) => match x.finite_f64() {
-            Some(f) => Json::Float(f),
-            None => Json::Text,
-        },
-    };
-    Value { text, json }
+fn value<T: DiffValue>(x: T, boolean: bool) -> Scalar {
+    match Scalar::of(x) {
+        Scalar::Int(i) if boolean => Scalar::Bool(i != 0),
+        v => v,
+    }
 }
 
 fn stats<T: DiffValue>(
@@ -492,15 +443,6 @@ impl Report {
     }
 }
 
-fn shape_text(s: &[usize]) -> String {
-    let dims: Vec<String> = s.iter().map(|d| d.to_string()).collect();
-    format!("[{}]", dims.join(","))
-}
-
-fn index_text(i: &[usize]) -> String {
-    shape_text(i)
-}
-
 /// The text report: one line per tensor, the first mismatches under each differing one, and
 /// a closing count.
 impl fmt::Display for Report {
@@ -515,7 +457,7 @@ impl fmt::Display for Report {
             let kind = e.dtype_a.map(|t| t.to_string()).unwrap_or_default();
             // Errors of booleans are meaningless.
             let boolean = e.dtype_a == Some(ElementType::Boolean);
-            let shape = e.shape_a.as_deref().map(shape_text).unwrap_or_default();
+            let shape = e.shape_a.as_deref().map(dims_text).unwrap_or_default();
             match e.status {
                 Status::Equal => {
                     let _ = writeln!(out, "equal      {}  {kind} {shape}", e.name);
@@ -549,14 +491,14 @@ impl fmt::Display for Report {
                                 out,
                                 "; max abs error {} at {}, max rel error {}",
                                 s.max_abs_error,
-                                index_text(w),
+                                dims_text(w),
                                 short(s.max_rel_error)
                             );
                         }
                         None => out.push('\n'),
                     }
                     for m in &s.mismatches {
-                        let _ = write!(out, "    {}  A {}  B {}", index_text(&m.index), m.a, m.b);
+                        let _ = write!(out, "    {}  A {}  B {}", dims_text(&m.index), m.a, m.b);
                         if let (Some(abs), Some(rel), false) = (m.abs_error, m.rel_error, boolean) {
                             let _ = write!(out, "  (abs {abs}, rel {})", short(rel));
                         }
@@ -579,7 +521,7 @@ impl fmt::Display for Report {
                         out,
                         "shape      {}  {kind}: {shape} in A, {} in B",
                         e.name,
-                        e.shape_b.as_deref().map(shape_text).unwrap_or_default()
+                        e.shape_b.as_deref().map(dims_text).unwrap_or_default()
                     );
                 }
                 Status::OnlyInA => {
@@ -663,27 +605,43 @@ pub fn npy_files(dir: &Path) -> std::io::Result<Vec<String>> {
     Ok(out)
 }
 
-/// The name of the manifest `ovir run --dump-all` writes beside the layer outputs.
-pub const DUMP_MANIFEST: &str = "manifest.json";
-
-/// The files of a `--dump-all` folder in execution order, from its manifest.
-fn dump_order(dir: &Path) -> Option<Vec<String>> {
-    let text = std::fs::read_to_string(dir.join(DUMP_MANIFEST)).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    Some(
-        v.get("layers")?
-            .as_array()?
-            .iter()
-            .filter_map(|l| Some(l.get("file")?.as_str()?.to_owned()))
-            .collect(),
-    )
-}
-
-/// What one side of a comparison is.
-#[derive(Clone, Debug)]
-pub enum Side {
-    File(PathBuf),
-    Dir(PathBuf),
+/// Compares model outputs (B) with the files `ovir run -o` would have written for them in
+/// `dir` (A). Files in `dir` that no output has are reported as only in A.
+pub fn compare_outputs(
+    dir: &Path,
+    outputs: &[crate::Output],
+    label: String,
+    tol: &Tolerance,
+    show: usize,
+    limit: u64,
+) -> std::io::Result<Report> {
+    let present = npy_files(dir)?;
+    let files = npy::output_file_names(outputs.iter().map(|o| o.name.as_str()));
+    let mut entries = Vec::new();
+    for (o, file) in outputs.iter().zip(&files) {
+        let path = dir.join(file);
+        entries.push(if present.binary_search(file).is_err() {
+            Entry::only_in_b(file)
+        } else {
+            match npy::read_array(&path, limit) {
+                Ok(want) => {
+                    let got = Array {
+                        tensor: npy::as_stored(&o.tensor),
+                        boolean: false,
+                    };
+                    compare(file, &want, &got, tol, show)
+                }
+                Err(e) => Entry::unreadable(file, &path.display().to_string(), e),
+            }
+        });
+    }
+    // Files for outputs the model does not have (top-level only: -o writes no folders).
+    for p in present {
+        if !p.contains('/') && !files.contains(&p) {
+            entries.push(Entry::only_in_a(&p));
+        }
+    }
+    Ok(Report::new(dir.display().to_string(), label, *tol, entries))
 }
 
 /// Compares two `.npy` files or folders (matched by relative path; a file against a folder
@@ -695,18 +653,12 @@ pub fn compare_paths(
     show: usize,
     limit: u64,
 ) -> std::io::Result<Report> {
-    let side = |p: &Path| -> std::io::Result<Side> {
-        let m = std::fs::metadata(p)?;
-        Ok(if m.is_dir() {
-            Side::Dir(p.to_owned())
-        } else {
-            Side::File(p.to_owned())
-        })
+    let is_dir = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.is_dir())
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", p.display())))
     };
-    let (sa, sb) = (
-        side(a).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", a.display())))?,
-        side(b).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", b.display())))?,
-    );
+    let (da, db) = (is_dir(a)?, is_dir(b)?);
     let file_name = |p: &Path| {
         p.file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -714,35 +666,35 @@ pub fn compare_paths(
     };
     // Pairs of (name, path in A, path in B).
     let mut pairs: Vec<(String, Option<PathBuf>, Option<PathBuf>)> = Vec::new();
-    match (&sa, &sb) {
-        (Side::File(pa), Side::File(pb)) => {
-            let (na, nb) = (file_name(pa), file_name(pb));
+    match (da, db) {
+        (false, false) => {
+            let (na, nb) = (file_name(a), file_name(b));
             let name = if na == nb {
                 na
             } else {
                 format!("{na} vs {nb}")
             };
-            pairs.push((name, Some(pa.clone()), Some(pb.clone())));
+            pairs.push((name, Some(a.to_owned()), Some(b.to_owned())));
         }
-        (Side::File(pa), Side::Dir(db)) => {
-            let n = file_name(pa);
-            let pb = db.join(&n);
-            pairs.push((n, Some(pa.clone()), pb.is_file().then_some(pb)));
+        (false, true) => {
+            let n = file_name(a);
+            let pb = b.join(&n);
+            pairs.push((n, Some(a.to_owned()), pb.is_file().then_some(pb)));
         }
-        (Side::Dir(da), Side::File(pb)) => {
-            let n = file_name(pb);
-            let pa = da.join(&n);
-            pairs.push((n, pa.is_file().then_some(pa), Some(pb.clone())));
+        (true, false) => {
+            let n = file_name(b);
+            let pa = a.join(&n);
+            pairs.push((n, pa.is_file().then_some(pa), Some(b.to_owned())));
         }
-        (Side::Dir(da), Side::Dir(db)) => {
-            let (fa, fb) = (npy_files(da)?, npy_files(db)?);
+        (true, true) => {
+            let (fa, fb) = (npy_files(a)?, npy_files(b)?);
             let mut names: Vec<&String> = fa.iter().chain(&fb).collect();
             names.sort();
             names.dedup();
             // Folders written by `ovir run --dump-all` are compared in execution order, so
             // the first difference listed is where the runs part.
-            let order: std::collections::HashMap<String, usize> = dump_order(da)
-                .or_else(|| dump_order(db))
+            let order: std::collections::HashMap<String, usize> = super::dump::order(a)
+                .or_else(|| super::dump::order(b))
                 .unwrap_or_default()
                 .into_iter()
                 .enumerate()
@@ -752,8 +704,8 @@ pub fn compare_paths(
             for n in names {
                 pairs.push((
                     n.clone(),
-                    fa.binary_search(n).is_ok().then(|| da.join(n)),
-                    fb.binary_search(n).is_ok().then(|| db.join(n)),
+                    fa.binary_search(n).is_ok().then(|| a.join(n)),
+                    fb.binary_search(n).is_ok().then(|| b.join(n)),
                 ));
             }
         }

@@ -372,19 +372,33 @@ pub fn safe_stem(name: &str) -> Option<String> {
 /// `<name>.npy` made safe ([`safe_stem`]), `output_<k>.npy` for an unusable name, and
 /// `<name>_<k>.npy` for the second of two outputs that would share a file.
 pub fn output_file_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    let mut used = std::collections::HashSet::new();
+    let mut used = UniqueNames::default();
     names
         .into_iter()
         .enumerate()
         .map(|(k, name)| {
-            let mut stem = safe_stem(name).unwrap_or_else(|| format!("output_{k}"));
-            if !used.insert(stem.to_lowercase()) {
-                stem = format!("{stem}_{k}");
-                used.insert(stem.to_lowercase());
-            }
-            format!("{stem}.npy")
+            let stem = safe_stem(name).unwrap_or_else(|| format!("output_{k}"));
+            used.claim(format!("{stem}.npy"), || format!("{stem}_{k}.npy"))
         })
         .collect()
+}
+
+/// File names handed out in one folder, kept distinct case-insensitively (as macOS and Windows
+/// file systems compare them).
+#[derive(Debug, Default)]
+pub struct UniqueNames(std::collections::HashSet<String>);
+
+impl UniqueNames {
+    /// `preferred` if no name given out so far matches it, else `fallback()`.
+    pub fn claim(&mut self, preferred: String, fallback: impl FnOnce() -> String) -> String {
+        let name = if self.0.contains(&preferred.to_lowercase()) {
+            fallback()
+        } else {
+            preferred
+        };
+        self.0.insert(name.to_lowercase());
+        name
+    }
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder, renamed into

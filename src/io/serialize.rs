@@ -10,9 +10,64 @@
 
 use serde::ser::{Serialize, SerializeSeq, SerializeStruct, Serializer};
 
-use super::text::TextValue;
+use super::text::{TextValue, special};
 use crate::exec::Output;
+use crate::ops::convert::Num;
 use crate::tensor::Tensor;
+
+/// One element as serialisers and reports hold it: an exact integer, a boolean, the f64 nearest
+/// a float's shortest decimal in its own type, or NaN/infinity spelled `nan`, `inf`, `-inf`.
+/// `Display` gives the text form of the original element.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    Int(i128),
+    Float(f64),
+    Bool(bool),
+    Special(&'static str),
+}
+
+impl Scalar {
+    pub fn of<T: TextValue>(x: T) -> Scalar {
+        match x.to_num() {
+            Num::Int(i) => Scalar::Int(i),
+            Num::Float(f) => match x.finite_f64() {
+                Some(v) => Scalar::Float(v),
+                None => Scalar::Special(special(f).unwrap_or("nan")),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Scalar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Scalar::Int(i) => write!(f, "{i}"),
+            // The nearest f64 of the shortest decimal prints as that decimal.
+            Scalar::Float(x) => f.write_str(&x.text()),
+            Scalar::Bool(b) => write!(f, "{b}"),
+            Scalar::Special(s) => f.write_str(s),
+        }
+    }
+}
+
+impl Serialize for Scalar {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            Scalar::Int(i) => {
+                if let Ok(i) = i64::try_from(i) {
+                    s.serialize_i64(i)
+                } else if let Ok(u) = u64::try_from(i) {
+                    s.serialize_u64(u)
+                } else {
+                    s.serialize_i128(i)
+                }
+            }
+            Scalar::Float(x) => s.serialize_f64(x),
+            Scalar::Bool(b) => s.serialize_bool(b),
+            Scalar::Special(t) => s.serialize_str(t),
+        }
+    }
+}
 
 struct Values<'a>(&'a Tensor);
 
@@ -20,20 +75,7 @@ fn seq<T: TextValue, S: Serializer>(t: &Tensor, s: S) -> Result<S::Ok, S::Error>
     let view = T::view(t);
     let mut out = s.serialize_seq(Some(t.len()))?;
     for &x in view.iter().flat_map(|v| v.iter()) {
-        if T::TYPE.is_float() {
-            match x.finite_f64() {
-                Some(f) => out.serialize_element(&f)?,
-                None => out.serialize_element(&x.text())?,
-            }
-        } else {
-            match x.to_num() {
-                crate::ops::convert::Num::Int(i) => match i64::try_from(i) {
-                    Ok(i) => out.serialize_element(&i)?,
-                    Err(_) => out.serialize_element(&(i as u64))?,
-                },
-                crate::ops::convert::Num::Float(f) => out.serialize_element(&f)?,
-            }
-        }
+        out.serialize_element(&Scalar::of(x))?;
     }
     out.end()
 }

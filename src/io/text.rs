@@ -63,7 +63,8 @@ macro_rules! ints {
 }
 ints!(i8 i16 i32 i64 u8 u16 u32 u64);
 
-fn special(x: f64) -> Option<&'static str> {
+/// How NaN and the infinities are spelled; `None` for finite values.
+pub fn special(x: f64) -> Option<&'static str> {
     if x.is_nan() {
         Some("nan")
     } else if x == f64::INFINITY {
@@ -208,13 +209,10 @@ fn row<T: TextValue>(values: &[T], summarise: bool, out: &mut String) {
     out.push_str(&parts.join(", "));
 }
 
-/// The index of row `r` over the leading axes `lead`, as `[i,j]`.
-fn row_index(r: usize, lead: &[usize]) -> String {
-    let idx: Vec<String> = crate::tensor::unravel(r, lead)
-        .iter()
-        .map(|i| i.to_string())
-        .collect();
-    format!("[{}]", idx.join(","))
+/// A shape or an index as `[2,3]`.
+pub fn dims_text(dims: &[usize]) -> String {
+    let parts: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", parts.join(","))
 }
 
 fn values<T: TextValue>(t: &Tensor, options: TextOptions, out: &mut String) {
@@ -239,7 +237,7 @@ fn values<T: TextValue>(t: &Tensor, options: TextOptions, out: &mut String) {
     let line = |r: usize, out: &mut String| {
         out.push_str("  ");
         if !lead.is_empty() {
-            out.push_str(&row_index(r, lead));
+            out.push_str(&dims_text(&crate::tensor::unravel(r, lead)));
             out.push(' ');
         }
         row(&data[r * width..(r + 1) * width], summarise, out);
@@ -257,8 +255,7 @@ fn values<T: TextValue>(t: &Tensor, options: TextOptions, out: &mut String) {
 /// The text form of a named tensor.
 pub fn render(name: &str, t: &Tensor, options: TextOptions) -> String {
     let mut out = String::new();
-    let shape: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();
-    let _ = writeln!(out, "{name}: {} [{}]", t.element_type(), shape.join(","));
+    let _ = writeln!(out, "{name}: {} {}", t.element_type(), dims_text(t.shape()));
     crate::dispatch!(t.element_type(), T => values::<T>(t, options, &mut out), _ => {});
     out
 }
