@@ -116,6 +116,23 @@ fn quoted(s: &str) -> Result<(String, &str), NpyError> {
     Ok((body[..end].to_owned(), &body[end + 1..]))
 }
 
+/// numpy type codes (`descr` without the byte-order character) and the element types they
+/// hold, for reading and writing. `b1` is numpy's bool, read for comparison only.
+const CODES: &[(&str, ElementType)] = &[
+    ("f2", ElementType::F16),
+    ("f4", ElementType::F32),
+    ("f8", ElementType::F64),
+    ("i1", ElementType::I8),
+    ("i2", ElementType::I16),
+    ("i4", ElementType::I32),
+    ("i8", ElementType::I64),
+    ("u1", ElementType::U8),
+    ("u2", ElementType::U16),
+    ("u4", ElementType::U32),
+    ("u8", ElementType::U64),
+    ("b1", ElementType::Boolean),
+];
+
 /// Element type, byte size and whether the data are big-endian, from a numpy `descr`.
 /// Booleans (`b1`) come back as `Boolean` with one byte.
 fn dtype(descr: &str) -> Result<(ElementType, usize, bool), NpyError> {
@@ -125,26 +142,13 @@ fn dtype(descr: &str) -> Result<(ElementType, usize, bool), NpyError> {
         ">" => true,
         _ => return err(format!("unsupported dtype {descr:?}")),
     };
-    let t = match code {
-        "f2" => (ElementType::F16, 2),
-        "f4" => (ElementType::F32, 4),
-        "f8" => (ElementType::F64, 8),
-        "i1" => (ElementType::I8, 1),
-        "i2" => (ElementType::I16, 2),
-        "i4" => (ElementType::I32, 4),
-        "i8" => (ElementType::I64, 8),
-        "u1" => (ElementType::U8, 1),
-        "u2" => (ElementType::U16, 2),
-        "u4" => (ElementType::U32, 4),
-        "u8" => (ElementType::U64, 8),
-        "b1" => (ElementType::Boolean, 1),
-        _ => {
-            return err(format!(
-                "unsupported dtype {descr:?} (ovir reads float16/32/64 and 8- to 64-bit integers)"
-            ));
-        }
-    };
-    Ok((t.0, t.1, big))
+    match CODES.iter().find(|(c, _)| *c == code) {
+        // Every code names a whole number of bytes: the last character.
+        Some(&(c, t)) => Ok((t, (c.as_bytes()[1] - b'0') as usize, big)),
+        None => err(format!(
+            "unsupported dtype {descr:?} (ovir reads float16/32/64 and 8- to 64-bit integers)"
+        )),
+    }
 }
 
 /// An array read from `.npy`: a tensor, or a boolean array held as u8 0/1 (ovir computes with
@@ -168,7 +172,11 @@ impl Array {
 
 /// Reads a tensor from `.npy` bytes. `limit` bounds the data size in bytes.
 pub fn read_bytes(bytes: &[u8], limit: u64) -> Result<Tensor, NpyError> {
-    let a = read_array_bytes(bytes, limit)?;
+    read_array_bytes(bytes, limit).and_then(no_booleans)
+}
+
+/// The tensor of an array that is not boolean (inputs cannot be).
+fn no_booleans(a: Array) -> Result<Tensor, NpyError> {
     if a.boolean {
         return err(
             "unsupported dtype \"|b1\" (ovir reads float16/32/64 and 8- to 64-bit integers)",
@@ -297,8 +305,7 @@ pub fn as_stored(t: &Tensor) -> Tensor {
 
 /// Reads an `.npy` file.
 pub fn read(path: &Path, limit: u64) -> Result<Tensor, NpyError> {
-    let bytes = std::fs::read(path).map_err(|e| NpyError(format!("cannot read: {e}")))?;
-    read_bytes(&bytes, limit)
+    read_array(path, limit).and_then(no_booleans)
 }
 
 /// Reads an `.npy` file, booleans included.
@@ -309,25 +316,21 @@ pub fn read_array(path: &Path, limit: u64) -> Result<Array, NpyError> {
 
 /// `.npy` bytes for a tensor (bf16 as float32).
 pub fn to_bytes(t: &Tensor) -> Vec<u8> {
-    let (descr, data) = match t {
-        Tensor::Bf16(_) => ("<f4", as_stored(t).to_le_bytes()),
-        other => (
-            match other.element_type() {
-                ElementType::F16 => "<f2",
-                ElementType::F32 => "<f4",
-                ElementType::F64 => "<f8",
-                ElementType::I8 => "|i1",
-                ElementType::I16 => "<i2",
-                ElementType::I32 => "<i4",
-                ElementType::I64 => "<i8",
-                ElementType::U8 => "|u1",
-                ElementType::U16 => "<u2",
-                ElementType::U32 => "<u4",
-                _ => "<u8",
-            },
-            other.to_le_bytes(),
-        ),
+    let stored;
+    let t = match t {
+        Tensor::Bf16(_) => {
+            stored = as_stored(t);
+            &stored
+        }
+        t => t,
     };
+    let code = CODES
+        .iter()
+        .find(|(_, et)| *et == t.element_type())
+        .map_or("u1", |(c, _)| c);
+    let order = if code.ends_with('1') { '|' } else { '<' };
+    let descr = format!("{order}{code}");
+    let data = t.to_le_bytes();
     let shape = match t.shape() {
         [] => "()".to_owned(),
         [d] => format!("({d},)"),
