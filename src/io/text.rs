@@ -145,18 +145,21 @@ impl Fnv {
 /// The FNV-1a 64-bit digest of a tensor's little-endian data (row-major).
 pub fn digest(t: &Tensor) -> u64 {
     fn go<T: Element>(t: &Tensor) -> u64 {
-        let mut h = Fnv::new();
-        let mut buf = Vec::with_capacity(8);
-        if let Some(v) = T::view(t) {
-            for &x in v.iter() {
-                buf.clear();
-                x.put_le(&mut buf);
-                h.bytes(&buf);
-            }
-        }
-        h.0
+        T::view(t).map_or(Fnv::new().0, |v| digest_of(v.iter().copied()))
     }
     crate::dispatch!(t.element_type(), T => go::<T>(t), _ => Fnv::new().0)
+}
+
+/// The FNV-1a 64-bit digest of values' little-endian bytes.
+fn digest_of<T: Element>(values: impl IntoIterator<Item = T>) -> u64 {
+    let mut h = Fnv::new();
+    let mut buf = Vec::with_capacity(8);
+    for x in values {
+        buf.clear();
+        x.put_le(&mut buf);
+        h.bytes(&buf);
+    }
+    h.0
 }
 
 fn less(a: Num, b: Num) -> bool {
@@ -227,7 +230,7 @@ fn values<T: TextValue>(t: &Tensor, options: TextOptions, out: &mut String) {
     let summarise = !options.full && data.len() > THRESHOLD;
     if summarise {
         summary_line(data, out);
-        let _ = writeln!(out, ", fnv1a64 {:016x}", digest(t));
+        let _ = writeln!(out, ", fnv1a64 {:016x}", digest_of(data.iter().copied()));
     }
     let Some((&width, lead)) = shape.split_last() else {
         let _ = writeln!(out, "  {}", data[0].text());
