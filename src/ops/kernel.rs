@@ -242,12 +242,209 @@ pub fn through_f32<T: Narrow>(
 }
 
 /// A tensor's elements as one contiguous row-major slice (copied only if not already so).
-fn contiguous<T: Element>(t: &Tensor) -> Option<std::borrow::Cow<'_, [T]>> {
+pub fn contiguous<T: Element>(t: &Tensor) -> Option<std::borrow::Cow<'_, [T]>> {
     let v = T::view(t)?;
     Some(match v.to_slice() {
         Some(s) => std::borrow::Cow::Borrowed(s),
         None => std::borrow::Cow::Owned(v.iter().copied().collect()),
     })
+}
+
+/// Where a step of a fused group reads an operand: a tensor computed outside the group
+/// (`Leaf`, by position in the leaves), or the output of an earlier step of the group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    Leaf(usize),
+    Step(usize),
+}
+
+/// One step of a fused group: its broadcast plan and where its two operands come from. Every
+/// step's output has the group's output shape, so a `Step` operand is read at the output's own
+/// offsets.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub plan: Plan,
+    pub x: Operand,
+    pub y: Operand,
+}
+
+/// The first failure of a group: the first step (in order) that fails anywhere, at its first
+/// failing element in row-major order — the error running the steps one after another would
+/// report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub step: usize,
+    pub at: usize,
+    pub error: ElemError,
+}
+
+impl Failure {
+    pub fn to_eval(self, shape: &[usize]) -> EvalError {
+        let index = unravel(self.at, shape);
+        match self.error {
+            ElemError::DivisionByZero => EvalError::DivisionByZero { index },
+            ElemError::Overflow => EvalError::DivisionOverflow { index },
+        }
+    }
+}
+
+/// Elements per tile when a group computes intermediates: each step's tile of a chain stays in
+/// L1/L2 between steps.
+pub const TILE: usize = 4096;
+
+/// Computes a fused group of elementwise steps in one pass over the output, tile by tile:
+/// `run(k, x, y, out)` is step `k`'s loop over one run. Intermediates live only in per-thread
+/// tile buffers; the last step's output is the result.
+///
+/// With `reuse = Some((l, data))` the result is written over `data`, leaf `l`'s elements
+/// (which must have the output's shape; `leaves[l]` is not read): each tile of that leaf is
+/// copied aside before any step writes the tile, so the leaf is computed with in place.
+pub fn fused<T: Element>(
+    steps: &[Step],
+    leaves: &[&[T]],
+    reuse: Option<(usize, Vec<T>)>,
+    run: impl Fn(usize, Src<'_, T>, Src<'_, T>, &mut [MaybeUninit<T>]) -> RunResult + Sync,
+) -> Result<Vec<T>, Failure> {
+    let Some(last) = steps.last() else {
+        return Ok(Vec::new());
+    };
+    let n = last.plan.len();
+    let (mut data, alias) = match reuse {
+        Some((l, v)) if v.len() == n => (v, Some(l)),
+        _ => (Vec::with_capacity(n), None),
+    };
+    let out: &mut [MaybeUninit<T>] = match alias {
+        // SAFETY: `T` and `MaybeUninit<T>` have the same layout; the steps only write
+        // initialised values, so `data` stays initialised.
+        Some(_) => unsafe {
+            std::slice::from_raw_parts_mut(data.as_mut_ptr() as *mut MaybeUninit<T>, n)
+        },
+        None => &mut data.spare_capacity_mut()[..n],
+    };
+    let tile = if steps.len() == 1 && alias.is_none() {
+        usize::MAX
+    } else {
+        TILE
+    };
+    let group = Group {
+        steps,
+        leaves,
+        alias,
+        tile,
+        run: &run,
+    };
+    let failed = if n >= PARALLEL_MIN && rayon::current_num_threads() > 1 {
+        let size = n
+            .div_ceil(rayon::current_num_threads() * 4)
+            .max(PARALLEL_MIN / 4)
+            .next_multiple_of(TILE);
+        out.par_chunks_mut(size)
+            .enumerate()
+            .filter_map(|(i, o)| group.chunk(i * size, o))
+            .min_by_key(|f| (f.step, f.at))
+    } else {
+        group.chunk(0, out)
+    };
+    if let Some(f) = failed {
+        return Err(f);
+    }
+    if alias.is_none() {
+        // SAFETY: every step's plan covers `0..n` exactly once and the last step wrote each
+        // element of its runs (no failure, checked above).
+        unsafe { data.set_len(n) };
+    }
+    Ok(data)
+}
+
+struct Group<'g, T, F> {
+    steps: &'g [Step],
+    leaves: &'g [&'g [T]],
+    alias: Option<usize>,
+    tile: usize,
+    run: &'g F,
+}
+
+/// The initialised prefix `..len` of a buffer a step has filled.
+///
+/// # Safety
+/// The first `len` elements must have been written.
+unsafe fn filled<T>(buf: &[MaybeUninit<T>], len: usize) -> &[T] {
+    // SAFETY: the caller guarantees the elements are initialised; same layout.
+    unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const T, len) }
+}
+
+impl<T, F> Group<'_, T, F>
+where
+    T: Element,
+    F: Fn(usize, Src<'_, T>, Src<'_, T>, &mut [MaybeUninit<T>]) -> RunResult + Sync,
+{
+    /// Computes output elements `start..start + out.len()`, tile by tile. After a step fails,
+    /// only the steps before it go on (one of them may still fail further on, and that would be
+    /// the group's first failure); the output is no longer written.
+    fn chunk(&self, start: usize, out: &mut [MaybeUninit<T>]) -> Option<Failure> {
+        let last = self.steps.len() - 1;
+        let t = self.tile.min(out.len());
+        let mut bufs: Vec<Vec<MaybeUninit<T>>> =
+            (0..last).map(|_| vec![MaybeUninit::uninit(); t]).collect();
+        let mut own = vec![MaybeUninit::uninit(); if self.alias.is_some() { t } else { 0 }];
+        let mut limit = self.steps.len();
+        let mut failure = None;
+        let mut s = 0;
+        while s < out.len() && limit > 0 {
+            let len = t.min(out.len() - s);
+            if self.alias.is_some() {
+                own[..len].copy_from_slice(&out[s..s + len]);
+            }
+            let g0 = start + s;
+            for k in 0..limit {
+                let step = &self.steps[k];
+                let (done, rest) = bufs.split_at_mut(k.min(last));
+                let target: &mut [MaybeUninit<T>] = match rest.first_mut() {
+                    Some(b) if k < last => &mut b[..len],
+                    _ => &mut out[s..s + len],
+                };
+                let src =
+                    |op: Operand, at: usize, step: bool, off: usize, n: usize| -> Src<'_, T> {
+                        match op {
+                            // SAFETY: earlier steps filled their whole tile; `own` holds the
+                            // tile's copy of the reused leaf, initialised.
+                            Operand::Step(j) => {
+                                Src::Slice(unsafe { &filled(&done[j], len)[off..off + n] })
+                            }
+                            Operand::Leaf(l) if Some(l) == self.alias => {
+                                Src::Slice(unsafe { &filled(&own, len)[off..off + n] })
+                            }
+                            Operand::Leaf(l) if step => Src::Slice(&self.leaves[l][at..at + n]),
+                            Operand::Leaf(l) => Src::Repeat(self.leaves[l][at]),
+                        }
+                    };
+                let mut err = None;
+                step.plan.runs(g0, g0 + len, |r| {
+                    let off = r.start - g0;
+                    let x = src(step.x, r.a, r.a_step, off, r.len);
+                    let y = src(step.y, r.b, r.b_step, off, r.len);
+                    match (self.run)(k, x, y, &mut target[off..off + r.len]) {
+                        Ok(()) => true,
+                        Err((i, error)) => {
+                            err = Some(Failure {
+                                step: k,
+                                at: r.start + i,
+                                error,
+                            });
+                            false
+                        }
+                    }
+                });
+                if let Some(f) = err {
+                    failure = Some(f);
+                    limit = k;
+                    break;
+                }
+            }
+            s += len;
+        }
+        failure
+    }
 }
 
 /// Computes `a op b` under `spec`, `run` being the op's loop over one run: it writes
@@ -266,57 +463,15 @@ pub fn binary<T: Element>(
         b: b.shape().to_vec(),
         reason: "the shapes do not broadcast".into(),
     })?;
-    let n = plan.len();
-    let mut data: Vec<T> = Vec::with_capacity(n);
-    let out = &mut data.spare_capacity_mut()[..n];
-    // One chunk: its runs in order; the first failure's flat index.
-    let chunk = |start: usize, out: &mut [MaybeUninit<T>]| -> Option<(usize, ElemError)> {
-        let mut failed = None;
-        plan.runs(start, start + out.len(), |r| {
-            fn src<T: Copy>(s: &[T], at: usize, len: usize, step: bool) -> Src<'_, T> {
-                if step {
-                    Src::Slice(&s[at..at + len])
-                } else {
-                    Src::Repeat(s[at])
-                }
-            }
-            let o = &mut out[r.start - start..r.start - start + r.len];
-            match run(
-                src(&xa, r.a, r.len, r.a_step),
-                src(&xb, r.b, r.len, r.b_step),
-                o,
-            ) {
-                Ok(()) => true,
-                Err((at, e)) => {
-                    failed = Some((r.start + at, e));
-                    false
-                }
-            }
-        });
-        failed
+    let shape = plan.out.clone();
+    let step = Step {
+        plan,
+        x: Operand::Leaf(0),
+        y: Operand::Leaf(1),
     };
-    let failed = if n >= PARALLEL_MIN && rayon::current_num_threads() > 1 {
-        let size = n
-            .div_ceil(rayon::current_num_threads() * 4)
-            .max(PARALLEL_MIN / 4);
-        out.par_chunks_mut(size)
-            .enumerate()
-            .filter_map(|(i, o)| chunk(i * size, o))
-            .min_by_key(|&(at, _)| at)
-    } else {
-        chunk(0, out)
-    };
-    if let Some((at, e)) = failed {
-        let index = unravel(at, &plan.out);
-        return Err(match e {
-            ElemError::DivisionByZero => EvalError::DivisionByZero { index },
-            ElemError::Overflow => EvalError::DivisionOverflow { index },
-        });
-    }
-    // SAFETY: every run of the plan covers `0..n` exactly once and the kernels wrote each
-    // element of their runs (no failure, checked above).
-    unsafe { data.set_len(n) };
-    let array = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&plan.out), data).map_err(|_| {
+    let data = fused(&[step], &[&xa, &xb], None, |_, x, y, out| run(x, y, out))
+        .map_err(|f| f.to_eval(&shape))?;
+    let array = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), data).map_err(|_| {
         EvalError::Shapes {
             a: a.shape().to_vec(),
             b: b.shape().to_vec(),

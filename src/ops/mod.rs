@@ -30,6 +30,8 @@ pub enum EvalError {
     DivisionByZero { index: Vec<usize> },
     #[error("integer overflow: the minimum value divided by -1 at output element {index:?}")]
     DivisionOverflow { index: Vec<usize> },
+    #[error("internal error: {0}")]
+    Internal(&'static str),
 }
 
 /// Element-level failures of a binary op, turned into [`EvalError`]s with the element index.
@@ -122,6 +124,53 @@ impl Op {
 
     pub fn name(&self) -> &'static str {
         self.def().name
+    }
+
+    /// For the elementwise binary ops (which execution may fuse): their broadcast rule and
+    /// kernel.
+    pub fn elementwise(&self) -> Option<(crate::broadcast::AutoBroadcast, Elementwise)> {
+        match self {
+            Op::Subtract(s) => Some((s.auto_broadcast, Elementwise::Subtract)),
+            Op::Divide(d) => Some((
+                d.auto_broadcast,
+                Elementwise::Divide {
+                    pythondiv: d.pythondiv,
+                },
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// An element type both elementwise ops compute with (all twelve).
+pub trait Arith: subtract::SubtractElem + divide::DivideElem {}
+impl<T: subtract::SubtractElem + divide::DivideElem> Arith for T {}
+
+/// The kernel of an elementwise binary op, as a fused group runs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elementwise {
+    Subtract,
+    Divide { pythondiv: bool },
+}
+
+impl Elementwise {
+    /// The op's loop over one run (see [`kernel::binary`]).
+    #[inline(always)]
+    pub fn run<T: Arith>(
+        self,
+        a: kernel::Src<'_, T>,
+        b: kernel::Src<'_, T>,
+        out: &mut [std::mem::MaybeUninit<T>],
+    ) -> kernel::RunResult {
+        match self {
+            Elementwise::Subtract => {
+                <T as subtract::SubtractElem>::run(a, b, out);
+                Ok(())
+            }
+            Elementwise::Divide { pythondiv } => {
+                <T as divide::DivideElem>::run(a, b, out, pythondiv)
+            }
+        }
     }
 }
 

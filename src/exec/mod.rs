@@ -1,6 +1,8 @@
 //! Stage 4: execution. Runs a validated graph on input tensors in topological order: dead
-//! layers are skipped, a tensor is freed after its last use, Results share their producer's
-//! tensor.
+//! layers are skipped, chains of elementwise layers run fused and in place when they can
+//! ([`group`]), a tensor is freed after its last use, Results share their producer's tensor.
+
+mod group;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -81,7 +83,9 @@ impl Model {
         &self,
         inputs: impl IntoIterator<Item = (K, Tensor)>,
     ) -> Result<Vec<Output>, Error> {
-        self.run_observed(inputs, |_| Ok(()))
+        let g = self.graph();
+        let bound = bind(g, inputs.into_iter().map(|(k, t)| (k, Arc::new(t))))?;
+        execute(g, bound, None)
     }
 
     /// Runs the model on shared input tensors, which are not copied (for repeated runs on the
@@ -92,12 +96,12 @@ impl Model {
     ) -> Result<Vec<Output>, Error> {
         let g = self.graph();
         let bound = bind(g, inputs)?;
-        execute(g, bound, &mut |_| Ok(()))
+        execute(g, bound, None)
     }
 
     /// Runs the model like [`Model::run`], showing `observe` every layer output (Parameters,
     /// Consts and computed layers; not Results) as soon as it is computed, in execution order.
-    /// An error from `observe` stops the run.
+    /// An error from `observe` stops the run. Layers are not fused, so that each output is seen.
     pub fn run_observed<K: Into<InputKey>>(
         &self,
         inputs: impl IntoIterator<Item = (K, Tensor)>,
@@ -105,7 +109,7 @@ impl Model {
     ) -> Result<Vec<Output>, Error> {
         let g = self.graph();
         let bound = bind(g, inputs.into_iter().map(|(k, t)| (k, Arc::new(t))))?;
-        execute(g, bound, &mut observe)
+        execute(g, bound, Some(&mut observe))
     }
 }
 
@@ -193,6 +197,21 @@ fn bind<K: Into<InputKey>>(
     Ok(slots.into_iter().flatten().collect())
 }
 
+/// What [`Model::run_observed`] shows each layer output to.
+type Observer<'o> = dyn FnMut(Produced<'_>) -> Result<(), Error> + 'o;
+
+/// Computed values: per node, per output port.
+type Values = Vec<Vec<Option<Arc<Tensor>>>>;
+
+fn internal(g: &Graph, node: usize, what: &str) -> Error {
+    Error::at(
+        ErrorKind::Eval {
+            message: format!("internal error: {what}"),
+        },
+        g.locate(node, None),
+    )
+}
+
 fn eval_error(g: &Graph, node: usize, e: EvalError) -> Error {
     let kind = match e {
         EvalError::DivisionByZero { index } => ErrorKind::DivisionByZero {
@@ -211,13 +230,19 @@ fn eval_error(g: &Graph, node: usize, e: EvalError) -> Error {
 fn execute(
     g: &Graph,
     inputs: Vec<Arc<Tensor>>,
-    observe: &mut dyn FnMut(Produced<'_>) -> Result<(), Error>,
+    mut observe: Option<&mut Observer<'_>>,
 ) -> Result<Vec<Output>, Error> {
     let mut dead = vec![false; g.nodes.len()];
     for &i in &g.dead {
         dead[i] = true;
     }
-    let mut values: Vec<Vec<Option<Arc<Tensor>>>> = g
+    let root = group::roots(g, &dead, observe.is_none());
+    let members = group::members(g, &root);
+    let mut pos = vec![0; g.nodes.len()];
+    for (k, &n) in g.order.iter().enumerate() {
+        pos[n] = k;
+    }
+    let mut values: Values = g
         .nodes
         .iter()
         .map(|n| vec![None; n.outputs.len()])
@@ -239,51 +264,65 @@ fn execute(
     let mut results: HashMap<usize, Arc<Tensor>> = HashMap::new();
 
     for &i in &g.order {
-        if dead[i] {
+        if dead[i] || root[i] != i {
+            // Dead, or computed with its group's root.
             continue;
         }
+        let group: &[usize] = members.get(&i).map_or(std::slice::from_ref(&i), |m| m);
         let node = &g.nodes[i];
-        let arg =
-            |values: &Vec<Vec<Option<Arc<Tensor>>>>, j: usize| -> Result<Arc<Tensor>, Error> {
-                let src = node.inputs[j].source;
-                values[src.node][src.port].clone().ok_or_else(|| {
-                    Error::at(
-                        ErrorKind::Eval {
-                            message: "internal error: an input was not computed".into(),
-                        },
-                        g.locate(i, None),
-                    )
-                })
-            };
-        let out: Option<Arc<Tensor>> = match &node.op {
-            Op::Parameter(_) => input_of.get(&i).and_then(|&k| inputs[k].take()),
-            Op::Const(c) => Some(Arc::new(const_tensor(g, i, c)?)),
-            Op::Convert(c) => {
-                let x = arg(&values, 0)?;
-                Some(Arc::new(c.eval(&x).map_err(|e| eval_error(g, i, e))?))
-            }
-            Op::Subtract(s) => {
-                let (a, b) = (arg(&values, 0)?, arg(&values, 1)?);
-                Some(Arc::new(s.eval(&a, &b).map_err(|e| eval_error(g, i, e))?))
-            }
-            Op::Divide(d) => {
-                let (a, b) = (arg(&values, 0)?, arg(&values, 1)?);
-                Some(Arc::new(d.eval(&a, &b).map_err(|e| eval_error(g, i, e))?))
-            }
-            Op::Result(_) => {
-                results.insert(i, arg(&values, 0)?);
+        let arg = |values: &Values, j: usize| -> Result<Arc<Tensor>, (usize, Error)> {
+            let src = node.inputs[j].source;
+            values[src.node][src.port]
+                .clone()
+                .ok_or_else(|| (i, internal(g, i, "an input was not computed")))
+        };
+        let computed: Result<Option<Arc<Tensor>>, (usize, Error)> = match &node.op {
+            Op::Parameter(_) => Ok(input_of.get(&i).and_then(|&k| inputs[k].take())),
+            Op::Const(c) => const_tensor(g, i, c)
+                .map(|t| Some(Arc::new(t)))
+                .map_err(|e| (i, e)),
+            Op::Convert(c) => arg(&values, 0).and_then(|x| {
+                c.eval(&x)
+                    .map(|t| Some(Arc::new(t)))
+                    .map_err(|e| (i, eval_error(g, i, e)))
+            }),
+            Op::Subtract(_) | Op::Divide(_) => group::run(g, group, &mut values, &uses).map(Some),
+            Op::Result(_) => arg(&values, 0).map(|t| {
+                results.insert(i, t);
                 None
+            }),
+        };
+        let out = match computed {
+            Ok(out) => out,
+            Err((failed, e)) => {
+                // Layers fused into a later group that come before the failed one in
+                // execution order would have failed first when run one by one: report theirs.
+                let before: Vec<usize> = g
+                    .order
+                    .iter()
+                    .take_while(|&&n| n != failed)
+                    .copied()
+                    .filter(|&n| !dead[n] && root[n] != n && pos[root[n]] > pos[i])
+                    .collect();
+                if before.is_empty() {
+                    return Err(e);
+                }
+                return Err(group::one_by_one(g, &before, &values)
+                    .err()
+                    .map_or(e, |(_, e)| e));
             }
         };
         if let Some(t) = out {
-            observe(Produced {
-                node,
-                port: 0,
-                tensor: &t,
-            })?;
+            if let Some(observe) = observe.as_mut() {
+                observe(Produced {
+                    node,
+                    port: 0,
+                    tensor: &t,
+                })?;
+            }
             values[i][0] = Some(t);
         }
-        for p in &node.inputs {
+        for p in group.iter().flat_map(|&m| &g.nodes[m].inputs) {
             let u = &mut uses[p.source.node][p.source.port];
             *u = u.saturating_sub(1);
             if *u == 0 {

@@ -1,0 +1,248 @@
+//! Fusion of elementwise layers: a chain (or tree) of Subtract/Divide layers whose
+//! intermediates have no other consumer runs as one pass over cache-sized tiles
+//! ([`kernel::fused`]), and the result is written over a dead input's buffer when one has the
+//! output's shape and type (in-place execution). Results are bit-identical to running the
+//! layers one by one, errors included: the group reports the first layer that fails, at its
+//! first failing element.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::{Values, eval_error, internal};
+use crate::error::Error;
+use crate::graph::{Graph, Src as Source};
+use crate::ops::kernel::{self, Operand, Step};
+use crate::ops::{Arith, Elementwise, EvalError, Op};
+use crate::tensor::{Element, Tensor};
+
+/// For each node, the node whose group it is computed with: itself, unless it is an
+/// elementwise layer whose only live consumer is another elementwise layer reading it once.
+pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
+    let mut root: Vec<usize> = (0..g.nodes.len()).collect();
+    if !fuse {
+        return root;
+    }
+    // Consumers come after producers in `order`: walking it backwards, a consumer's root is
+    // settled before its producers look it up.
+    for &i in g.order.iter().rev() {
+        let node = &g.nodes[i];
+        if dead[i] || node.op.elementwise().is_none() || node.outputs.len() != 1 {
+            continue;
+        }
+        let mut live = node.outputs[0].consumers.iter().filter(|(c, _)| !dead[*c]);
+        if let (Some(&(c, _)), None) = (live.next(), live.next()) {
+            if g.nodes[c].op.elementwise().is_some() {
+                root[i] = root[c];
+            }
+        }
+    }
+    root
+}
+
+/// The members of each group with more than one, in execution order, keyed by root.
+pub(super) fn members(g: &Graph, root: &[usize]) -> HashMap<usize, Vec<usize>> {
+    let mut out: HashMap<usize, Vec<usize>> = HashMap::new();
+    for &i in &g.order {
+        if root[i] != i {
+            out.entry(root[i]).or_default().push(i);
+        }
+    }
+    for (r, m) in out.iter_mut() {
+        m.push(*r);
+    }
+    out
+}
+
+/// Computes a group (`members` in execution order, the root last). `uses` counts the
+/// consumers each value still has, this group's included.
+/// On failure, the member that failed and the error.
+pub(super) fn run(
+    g: &Graph,
+    members: &[usize],
+    values: &mut Values,
+    uses: &[Vec<usize>],
+) -> Result<Arc<Tensor>, (usize, Error)> {
+    let root = members[members.len() - 1];
+    let missing = || internal(g, root, "an input was not computed");
+    // Operands: earlier members, or leaves (values computed outside the group).
+    let mut leaves: Vec<Source> = Vec::new();
+    let mut operands: Vec<[Operand; 2]> = Vec::with_capacity(members.len());
+    let mut kinds = Vec::with_capacity(members.len());
+    for &m in members {
+        let node = &g.nodes[m];
+        let Some((spec, kind)) = node.op.elementwise() else {
+            return Err((m, missing()));
+        };
+        let mut ops = [Operand::Leaf(0); 2];
+        for (o, p) in ops.iter_mut().zip(&node.inputs) {
+            *o = match members.iter().position(|&x| x == p.source.node) {
+                Some(k) => Operand::Step(k),
+                None => Operand::Leaf(match leaves.iter().position(|&l| l == p.source) {
+                    Some(l) => l,
+                    None => {
+                        leaves.push(p.source);
+                        leaves.len() - 1
+                    }
+                }),
+            };
+        }
+        operands.push(ops);
+        kinds.push((spec, kind));
+    }
+    let tensors: Vec<Arc<Tensor>> = leaves
+        .iter()
+        .map(|l| {
+            values[l.node][l.port]
+                .clone()
+                .ok_or_else(|| (root, missing()))
+        })
+        .collect::<Result<_, _>>()?;
+    let ty = tensors[0].element_type();
+    // Shapes step by step; any mismatch, or an intermediate of another shape than the
+    // output, runs the layers one by one (which reports errors as such).
+    let mut steps: Vec<Step> = Vec::with_capacity(members.len());
+    let mut fusable = tensors.iter().all(|t| t.element_type() == ty);
+    for (k, &[x, y]) in operands.iter().enumerate() {
+        if !fusable {
+            break;
+        }
+        let shape = |o: Operand| match o {
+            Operand::Leaf(l) => tensors[l].shape(),
+            Operand::Step(j) => &steps[j].plan.out,
+        };
+        match crate::broadcast::Plan::new(kinds[k].0, shape(x), shape(y)) {
+            Some(plan) => steps.push(Step { plan, x, y }),
+            None => fusable = false,
+        }
+    }
+    let out_shape = steps.last().map(|s| s.plan.out.clone());
+    fusable &= out_shape
+        .as_ref()
+        .is_some_and(|o| steps.len() == members.len() && steps.iter().all(|s| &s.plan.out == o));
+    let (true, Some(out_shape)) = (fusable, out_shape) else {
+        drop(tensors);
+        return one_by_one(g, members, values);
+    };
+    // A leaf whose last use is this group, of the output's shape and not shared, lends its
+    // buffer to the output.
+    let refs = |l: usize| {
+        operands
+            .iter()
+            .flatten()
+            .filter(|&&o| o == Operand::Leaf(l))
+            .count()
+    };
+    let reusable = (0..leaves.len()).find(|&l| {
+        let p = leaves[l];
+        tensors[l].shape() == out_shape.as_slice()
+            && uses[p.node][p.port] == refs(l)
+            && Arc::strong_count(&tensors[l]) == 2
+    });
+    let mut tensors: Vec<Option<Arc<Tensor>>> = tensors.into_iter().map(Some).collect();
+    let reuse = reusable.and_then(|l| {
+        let p = leaves[l];
+        values[p.node][p.port] = None;
+        let t = tensors[l].take()?;
+        match Arc::try_unwrap(t) {
+            Ok(t) => Some((l, t)),
+            Err(t) => {
+                tensors[l] = Some(t);
+                None
+            }
+        }
+    });
+    let kinds: Vec<Elementwise> = kinds.into_iter().map(|(_, k)| k).collect();
+    let fail = |f: kernel::Failure| {
+        let m = members[f.step];
+        (m, eval_error(g, m, f.to_eval(&out_shape)))
+    };
+    crate::dispatch!(ty, T => compute::<T>(&steps, &kinds, &tensors, reuse, &out_shape).map_err(|e| match e {
+        Stop::Failed(f) => fail(f),
+        Stop::Eval(e) => (root, eval_error(g, root, e)),
+    }), _ => {
+        let m = members[0];
+        Err((m, eval_error(g, m, EvalError::UnsupportedType { op: g.nodes[m].op.name(), ty })))
+    })
+}
+
+enum Stop {
+    Failed(kernel::Failure),
+    Eval(EvalError),
+}
+
+fn compute<T: Arith>(
+    steps: &[Step],
+    kinds: &[Elementwise],
+    tensors: &[Option<Arc<Tensor>>],
+    reuse: Option<(usize, Tensor)>,
+    out_shape: &[usize],
+) -> Result<Arc<Tensor>, Stop> {
+    let internal = || Stop::Eval(EvalError::Internal("a fused input has another type"));
+    let reuse = match reuse {
+        Some((l, t)) => Some((l, owned_vec::<T>(t).ok_or_else(internal)?)),
+        None => None,
+    };
+    let data: Vec<Cow<'_, [T]>> = tensors
+        .iter()
+        .map(|t| match t {
+            Some(t) => kernel::contiguous::<T>(t).ok_or_else(internal),
+            None => Ok(Cow::Borrowed(&[][..])),
+        })
+        .collect::<Result<_, _>>()?;
+    let leaves: Vec<&[T]> = data.iter().map(|c| &**c).collect();
+    let out = kernel::fused(steps, &leaves, reuse, |k, x, y, o| kinds[k].run(x, y, o))
+        .map_err(Stop::Failed)?;
+    let array =
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(out_shape), out).map_err(|_| internal())?;
+    Ok(Arc::new(T::wrap(array)))
+}
+
+/// A tensor's elements as its own row-major vector (copied only if the array is not laid out
+/// that way).
+fn owned_vec<T: Element>(t: Tensor) -> Option<Vec<T>> {
+    let a = T::unwrap(t)?;
+    if a.is_standard_layout() {
+        let n = a.len();
+        let (v, offset) = a.into_raw_vec_and_offset();
+        if offset.unwrap_or(0) == 0 && v.len() == n {
+            return Some(v);
+        }
+        return Some(v[offset.unwrap_or(0)..][..n].to_vec());
+    }
+    Some(a.iter().copied().collect())
+}
+
+/// Runs elementwise layers one by one, in the order given (shapes or types that do not fuse;
+/// errors are reported as running the layers unfused reports them). On failure, the layer that
+/// failed and the error.
+pub(super) fn one_by_one(
+    g: &Graph,
+    members: &[usize],
+    values: &Values,
+) -> Result<Arc<Tensor>, (usize, Error)> {
+    let mut local: HashMap<usize, Arc<Tensor>> = HashMap::new();
+    let mut last = None;
+    for &m in members {
+        let node = &g.nodes[m];
+        let arg = |j: usize| -> Result<Arc<Tensor>, (usize, Error)> {
+            let src = node.inputs[j].source;
+            local
+                .get(&src.node)
+                .cloned()
+                .or_else(|| values[src.node][src.port].clone())
+                .ok_or_else(|| (m, internal(g, m, "an input was not computed")))
+        };
+        let (a, b) = (arg(0)?, arg(1)?);
+        let t = match &node.op {
+            Op::Subtract(s) => s.eval(&a, &b),
+            Op::Divide(d) => d.eval(&a, &b),
+            _ => Err(EvalError::Internal("not an elementwise layer")),
+        }
+        .map_err(|e| (m, eval_error(g, m, e)))?;
+        let t = Arc::new(t);
+        local.insert(m, t.clone());
+        last = Some(t);
+    }
+    last.ok_or_else(|| (0, internal(g, 0, "an empty group")))
+}

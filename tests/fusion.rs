@@ -1,0 +1,249 @@
+//! Fused and in-place execution (`Model::run`) against layer-by-layer execution
+//! (`Model::run_observed`, which never fuses): random graphs of Subtract/Divide layers over
+//! broadcast shapes and several element types must give bit-identical outputs, and the same
+//! error (layer and element) when an integer division fails.
+
+use std::fmt::Write;
+
+use half::f16;
+use ndarray::{ArrayD, IxDyn};
+use ovir::{Model, Tensor};
+
+/// A small deterministic generator (xorshift64*), so failures reproduce from the case number.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn broadcast(a: &[usize], b: &[usize]) -> Vec<usize> {
+    let rank = a.len().max(b.len());
+    let at = |s: &[usize], k: usize| {
+        if k + s.len() < rank {
+            1
+        } else {
+            s[k + s.len() - rank]
+        }
+    };
+    (0..rank).map(|k| at(a, k).max(at(b, k))).collect()
+}
+
+fn dims(shape: &[usize]) -> String {
+    shape.iter().map(|d| format!("<dim>{d}</dim>")).collect()
+}
+
+struct Case {
+    xml: String,
+    inputs: Vec<(String, Tensor)>,
+}
+
+/// A random graph: `params` Parameters of shapes broadcasting to one full shape, then layers
+/// each reading two earlier values; the last layer and, sometimes, an intermediate are
+/// Results (an intermediate read twice, or read by a Result, cannot be fused away).
+fn case(rng: &mut Rng, ty: &str) -> Case {
+    let full: Vec<usize> = match rng.below(4) {
+        0 => vec![2 + rng.below(5)],
+        1 => vec![1 + rng.below(4), 1 + rng.below(7)],
+        2 => vec![2, 3, 1 + rng.below(5)],
+        // Large enough to run in parallel chunks and over several tiles.
+        _ => vec![2, 260, 130],
+    };
+    let params = 1 + rng.below(3);
+    let mut shapes: Vec<Vec<usize>> = Vec::new();
+    let mut xml =
+        String::from("<?xml version=\"1.0\"?>\n<net name=\"fusion\" version=\"11\">\n<layers>\n");
+    let prec = ty.to_uppercase();
+    for p in 0..params {
+        let mut s = full.clone();
+        if p > 0 {
+            for d in s.iter_mut() {
+                if rng.below(3) == 0 {
+                    *d = 1;
+                }
+            }
+            let drop = rng.below(s.len() + 1);
+            s.drain(..drop);
+        }
+        let shape_attr = s
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        writeln!(
+            xml,
+            "<layer id=\"{p}\" name=\"p{p}\" type=\"Parameter\" version=\"opset1\"><data shape=\"{shape_attr}\" element_type=\"{ty}\"/><output><port id=\"0\" precision=\"{prec}\" names=\"p{p}\">{}</port></output></layer>",
+            dims(&s)
+        )
+        .unwrap();
+        shapes.push(s);
+    }
+    let layers = 1 + rng.below(8);
+    let mut edges = Vec::new();
+    let mut results = Vec::new();
+    for l in 0..layers {
+        let id = params + l;
+        let x = rng.below(id);
+        let y = rng.below(id);
+        let out = broadcast(&shapes[x], &shapes[y]);
+        let (kind, data) = if rng.below(2) == 0 {
+            ("Subtract", String::from("auto_broadcast=\"numpy\""))
+        } else {
+            let py = if rng.below(2) == 0 { "true" } else { "false" };
+            (
+                "Divide",
+                format!("auto_broadcast=\"numpy\" m_pythondiv=\"{py}\""),
+            )
+        };
+        writeln!(
+            xml,
+            "<layer id=\"{id}\" name=\"l{l}\" type=\"{kind}\" version=\"opset1\"><data {data}/><input><port id=\"0\" precision=\"{prec}\">{}</port><port id=\"1\" precision=\"{prec}\">{}</port></input><output><port id=\"2\" precision=\"{prec}\" names=\"l{l}\">{}</port></output></layer>",
+            dims(&shapes[x]),
+            dims(&shapes[y]),
+            dims(&out)
+        )
+        .unwrap();
+        edges.push((x, id, 0));
+        edges.push((y, id, 1));
+        shapes.push(out);
+        if l + 1 == layers || rng.below(6) == 0 {
+            results.push(id);
+        }
+    }
+    for (next, &r) in (params + layers..).zip(&results) {
+        writeln!(
+            xml,
+            "<layer id=\"{next}\" name=\"r{r}\" type=\"Result\" version=\"opset1\"><input><port id=\"0\" precision=\"{prec}\">{}</port></input></layer>",
+            dims(&shapes[r])
+        )
+        .unwrap();
+        edges.push((r, next, 0));
+    }
+    xml.push_str("</layers>\n<edges>\n");
+    for (from, to, port) in edges {
+        let from_port = if from < params { 0 } else { 2 };
+        writeln!(
+            xml,
+            "<edge from-layer=\"{from}\" from-port=\"{from_port}\" to-layer=\"{to}\" to-port=\"{port}\"/>"
+        )
+        .unwrap();
+    }
+    xml.push_str("</edges>\n</net>\n");
+    let inputs = (0..params)
+        .map(|p| (format!("p{p}"), tensor(rng, ty, &shapes[p])))
+        .collect();
+    Case { xml, inputs }
+}
+
+fn tensor(rng: &mut Rng, ty: &str, shape: &[usize]) -> Tensor {
+    let n: usize = shape.iter().product();
+    // Integers are mostly non-zero, so that divisions fail only now and then, and at varying
+    // places.
+    let zero_every = 1 + rng.below(200_000);
+    let int = |rng: &mut Rng, lo: i64, hi: i64| -> Vec<i64> {
+        (0..n)
+            .map(|_| {
+                if rng.below(zero_every) == 0 {
+                    0
+                } else {
+                    let v = lo + (rng.next() % (hi - lo + 1) as u64) as i64;
+                    if v == 0 { 1 } else { v }
+                }
+            })
+            .collect()
+    };
+    fn arr<T: ovir::Element>(shape: &[usize], v: Vec<T>) -> Tensor {
+        ArrayD::from_shape_vec(IxDyn(shape), v).unwrap().into()
+    }
+    match ty {
+        "f32" => arr(
+            shape,
+            (0..n)
+                .map(|_| (rng.next() % 2001) as f32 / 100.0 - 10.0)
+                .collect::<Vec<f32>>(),
+        ),
+        "f16" => arr(
+            shape,
+            (0..n)
+                .map(|_| f16::from_f32((rng.next() % 2001) as f32 / 100.0 - 10.0))
+                .collect::<Vec<f16>>(),
+        ),
+        "i32" => arr(
+            shape,
+            int(rng, -1000, 1000)
+                .into_iter()
+                .map(|v| v as i32)
+                .collect::<Vec<i32>>(),
+        ),
+        "i8" => arr(
+            shape,
+            int(rng, -128, 127)
+                .into_iter()
+                .map(|v| v as i8)
+                .collect::<Vec<i8>>(),
+        ),
+        "u8" => arr(
+            shape,
+            int(rng, 1, 255)
+                .into_iter()
+                .map(|v| v as u8)
+                .collect::<Vec<u8>>(),
+        ),
+        "i64" => arr(
+            shape,
+            int(rng, -5000, 5000).into_iter().collect::<Vec<i64>>(),
+        ),
+        other => panic!("no generator for {other}"),
+    }
+}
+
+#[test]
+fn fused_runs_match_layer_by_layer() {
+    let dir = std::env::temp_dir().join(format!("ovir-fusion-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let types = ["f32", "f16", "i32", "i8", "u8", "i64"];
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let (mut ok, mut failed) = (0, 0);
+    for n in 0..240 {
+        let ty = types[n % types.len()];
+        let c = case(&mut rng, ty);
+        let xml = dir.join(format!("case{n}.xml"));
+        std::fs::write(&xml, &c.xml).unwrap();
+        let model = Model::load(&xml).unwrap_or_else(|e| panic!("case {n}: {e}\n{}", c.xml));
+        let fused = model.run(c.inputs.clone());
+        let plain = model.run_observed(c.inputs, |_| Ok(()));
+        match (fused, plain) {
+            (Ok(f), Ok(p)) => {
+                assert_eq!(f.len(), p.len());
+                for (x, y) in f.iter().zip(&p) {
+                    assert_eq!(x.name, y.name, "case {n}");
+                    // Bitwise: NaNs compare by their bits.
+                    assert_eq!(
+                        x.tensor.to_le_bytes(),
+                        y.tensor.to_le_bytes(),
+                        "case {n}: {}\n{}",
+                        x.name,
+                        c.xml
+                    );
+                    assert_eq!(x.tensor.shape(), y.tensor.shape(), "case {n}");
+                }
+                ok += 1;
+            }
+            (Err(f), Err(p)) => {
+                assert_eq!(f.to_string(), p.to_string(), "case {n}\n{}", c.xml);
+                failed += 1;
+            }
+            (f, p) => panic!("case {n}: fused {f:?}, layer by layer {p:?}\n{}", c.xml),
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    // The generator must exercise both outcomes.
+    assert!(ok > 100 && failed > 5, "{ok} ran, {failed} failed");
+}
