@@ -348,6 +348,18 @@ impl Plan {
             return;
         };
         let (ia, ib) = (self.step_a[outer.len()], self.step_b[outer.len()]);
+        if outer.is_empty() {
+            // One dim (same shapes, or one input a single value): one run, no index to keep.
+            f(Run {
+                start,
+                len: end - start,
+                a: start * ia,
+                a_step: ia != 0,
+                b: start * ib,
+                b_step: ib != 0,
+            });
+            return;
+        }
         let mut idx = crate::tensor::unravel(start / n, outer);
         let mut col = start % n;
         let mut pos = start;

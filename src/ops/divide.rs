@@ -53,7 +53,7 @@ pub trait DivideElem: Element {
 /// Integers of at most 32 bits: divided exactly through f64, where the quotient of two such
 /// integers is correctly rounded and no rounding can cross an integer (|a| < 2^53), so
 /// truncating or flooring it gives the exact integer quotient. With AVX2 or AVX-512 (detected
-/// at run time) the loop is a vector division; `idiv` has no vector form.
+/// at run time by [`kernel::map`]) the loop is a vector division; `idiv` has no vector form.
 pub trait SmallInt: Element + PartialEq {
     const MIN: Self;
     const ZERO: Self;
@@ -142,29 +142,7 @@ fn div_f64<T: SmallInt>(a: Src<'_, T>, b: Src<'_, T>, out: &mut [MaybeUninit<T>]
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
-unsafe fn div_f64_avx512<T: SmallInt>(
-    a: Src<'_, T>,
-    b: Src<'_, T>,
-    out: &mut [MaybeUninit<T>],
-    floor: bool,
-) {
-    div_f64(a, b, out, floor);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn div_f64_avx2<T: SmallInt>(
-    a: Src<'_, T>,
-    b: Src<'_, T>,
-    out: &mut [MaybeUninit<T>],
-    floor: bool,
-) {
-    div_f64(a, b, out, floor);
-}
-
-/// Checks each block, then divides it through f64 with the best vector unit available.
+/// Checks each block, then divides it through f64 (vectorised by [`kernel::map`]).
 fn small_int_run<T: SmallInt>(
     a: Src<'_, T>,
     b: Src<'_, T>,
@@ -178,25 +156,7 @@ fn small_int_run<T: SmallInt>(
         if let Some((i, e)) = first_bad(x, y, len) {
             return Err((at + i, e));
         }
-        let o = &mut out[at..at + len];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512dq")
-                && std::arch::is_x86_feature_detected!("avx512vl")
-            {
-                // SAFETY: the features were detected above.
-                unsafe { div_f64_avx512(x, y, o, floor) };
-            } else if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
-            {
-                // SAFETY: as above.
-                unsafe { div_f64_avx2(x, y, o, floor) };
-            } else {
-                div_f64(x, y, o, floor);
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        div_f64(x, y, o, floor);
+        div_f64(x, y, &mut out[at..at + len], floor);
         at += len;
     }
     Ok(())
