@@ -54,6 +54,12 @@ pub trait DivideElem: Element {
 /// integers is correctly rounded and no rounding can cross an integer (|a| < 2^53), so
 /// truncating or flooring it gives the exact integer quotient. With AVX2 or AVX-512 (detected
 /// at run time by [`kernel::map`]) the loop is a vector division; `idiv` has no vector form.
+///
+/// Blocks whose values are all below 2^24 in magnitude divide in f32 instead (twice the lanes,
+/// and a faster divider): with |a| < 2^24 the quotient's distance to the next integer, at
+/// least 1/|b|, exceeds half an f32 ulp of the quotient (at most |a/b|·2^-24), so the
+/// correctly rounded f32 quotient stays strictly between the same two integers as the exact
+/// one and truncating or flooring it is exact.
 pub trait SmallInt: Element + PartialEq {
     const MIN: Self;
     const ZERO: Self;
@@ -63,10 +69,16 @@ pub trait SmallInt: Element + PartialEq {
     /// # Safety
     /// `q` must be an integer within the type's range.
     unsafe fn from_f64(q: f64) -> Self;
+    fn to_f32(self) -> f32;
+    /// # Safety
+    /// As for `from_f64`.
+    unsafe fn from_f32(q: f32) -> Self;
+    /// Whether |self| < 2^24.
+    fn below_2_24(self) -> bool;
 }
 
 macro_rules! small_int {
-    ($($t:ty, $m1:expr;)*) => {$(
+    ($($t:ty, $m1:expr, |$v:ident| $below:expr;)*) => {$(
         impl SmallInt for $t {
             const MIN: Self = <$t>::MIN;
             const ZERO: Self = 0;
@@ -80,38 +92,66 @@ macro_rules! small_int {
                 // SAFETY: the caller guarantees an in-range integer.
                 unsafe { q.to_int_unchecked() }
             }
+            #[inline(always)]
+            fn to_f32(self) -> f32 {
+                self as f32
+            }
+            #[inline(always)]
+            unsafe fn from_f32(q: f32) -> Self {
+                // SAFETY: the caller guarantees an in-range integer.
+                unsafe { q.to_int_unchecked() }
+            }
+            #[inline(always)]
+            fn below_2_24(self) -> bool {
+                let $v = self;
+                $below
+            }
         }
     )*};
 }
 small_int! {
-    i8, Some(-1); i16, Some(-1); i32, Some(-1);
-    u8, None; u16, None; u32, None;
+    i8, Some(-1), |_v| true;
+    i16, Some(-1), |_v| true;
+    i32, Some(-1), |v| v.unsigned_abs() < 1 << 24;
+    u8, None, |_v| true;
+    u16, None, |_v| true;
+    u32, None, |v| v < 1 << 24;
+}
+
+#[inline(always)]
+fn any_zero<T: SmallInt>(b: Src<'_, T>) -> bool {
+    match b {
+        Src::Slice(s) => s.iter().fold(false, |acc, &y| acc | (y == T::ZERO)),
+        Src::Repeat(y) => y == T::ZERO,
+    }
+}
+
+/// Whether some `a` is MIN where its `b` is -1.
+#[inline(always)]
+fn any_overflow<T: SmallInt>(a: Src<'_, T>, b: Src<'_, T>) -> bool {
+    let Some(m1) = T::MINUS_ONE else {
+        return false;
+    };
+    match (a, b) {
+        (Src::Slice(x), Src::Slice(y)) => x
+            .iter()
+            .zip(y)
+            .fold(false, |acc, (&p, &q)| acc | ((p == T::MIN) & (q == m1))),
+        (Src::Slice(x), Src::Repeat(q)) => {
+            q == m1 && x.iter().fold(false, |acc, &p| acc | (p == T::MIN))
+        }
+        (Src::Repeat(p), Src::Slice(y)) => {
+            p == T::MIN && y.iter().fold(false, |acc, &q| acc | (q == m1))
+        }
+        (Src::Repeat(p), Src::Repeat(q)) => p == T::MIN && q == m1,
+    }
 }
 
 /// The first element of a block that cannot be divided: a zero divisor, or MIN / -1.
 #[inline(always)]
 fn first_bad<T: SmallInt>(a: Src<'_, T>, b: Src<'_, T>, len: usize) -> Option<(usize, ElemError)> {
     // A branch-free scan first (vectorised); the exact place only when something is wrong.
-    let zero = match b {
-        Src::Slice(s) => s.iter().fold(false, |acc, &y| acc | (y == T::ZERO)),
-        Src::Repeat(y) => y == T::ZERO,
-    };
-    let overflow = match T::MINUS_ONE {
-        None => false,
-        Some(m1) => match (a, b) {
-            (Src::Slice(x), Src::Slice(y)) => x
-                .iter()
-                .zip(y)
-                .fold(false, |acc, (&p, &q)| acc | ((p == T::MIN) & (q == m1))),
-            (Src::Slice(x), Src::Repeat(q)) => {
-                q == m1 && x.iter().fold(false, |acc, &p| acc | (p == T::MIN))
-            }
-            (Src::Repeat(p), Src::Slice(y)) => {
-                p == T::MIN && y.iter().fold(false, |acc, &q| acc | (q == m1))
-            }
-            (Src::Repeat(p), Src::Repeat(q)) => p == T::MIN && q == m1,
-        },
-    };
+    let (zero, overflow) = kernel::vectorised(|| (any_zero(b), any_overflow(a, b)));
     if !zero && !overflow {
         return None;
     }
@@ -125,6 +165,29 @@ fn first_bad<T: SmallInt>(a: Src<'_, T>, b: Src<'_, T>, len: usize) -> Option<(u
             None
         }
     })
+}
+
+#[inline(always)]
+fn div_f32<T: SmallInt>(a: Src<'_, T>, b: Src<'_, T>, out: &mut [MaybeUninit<T>], floor: bool) {
+    // SAFETY (both closures): as in `div_f64`.
+    if floor {
+        kernel::map(a, b, out, |x, y| unsafe {
+            T::from_f32((x.to_f32() / y.to_f32()).floor())
+        });
+    } else {
+        kernel::map(a, b, out, |x, y| unsafe {
+            T::from_f32((x.to_f32() / y.to_f32()).trunc())
+        });
+    }
+}
+
+/// Whether every element is below 2^24 in magnitude.
+#[inline(always)]
+fn all_below_2_24<T: SmallInt>(s: Src<'_, T>) -> bool {
+    match s {
+        Src::Slice(s) => s.iter().fold(true, |acc, &v| acc & v.below_2_24()),
+        Src::Repeat(v) => v.below_2_24(),
+    }
 }
 
 #[inline(always)]
@@ -156,7 +219,12 @@ fn small_int_run<T: SmallInt>(
         if let Some((i, e)) = first_bad(x, y, len) {
             return Err((at + i, e));
         }
-        div_f64(x, y, &mut out[at..at + len], floor);
+        let o = &mut out[at..at + len];
+        if kernel::vectorised(|| all_below_2_24(x) && all_below_2_24(y)) {
+            div_f32(x, y, o, floor);
+        } else {
+            div_f64(x, y, o, floor);
+        }
         at += len;
     }
     Ok(())
@@ -227,6 +295,7 @@ macro_rules! wide {
             fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
                 Ok(a / b)
             }
+            #[inline(always)]
             fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: &mut [MaybeUninit<Self>], _: bool) -> RunResult {
                 kernel::map(a, b, out, |x, y| x / y);
                 Ok(())
@@ -242,6 +311,7 @@ macro_rules! narrow {
             fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
                 Ok(<$t>::from_f32(a.to_f32() / b.to_f32()))
             }
+            #[inline(always)]
             fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: &mut [MaybeUninit<Self>], _: bool) -> RunResult {
                 kernel::through_f32(a, b, out, |x, y| x / y);
                 Ok(())
@@ -293,5 +363,66 @@ fn parse(a: &Attrs) -> Result<Op, Vec<AttrError>> {
             pythondiv,
         })),
         (b, p) => Err(b.err().into_iter().chain(p.err()).collect()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The vector loop (f32 or f64 per block) against the checked quotient, element by element.
+    fn agrees<T: SmallInt + DivideElem>(a: &[T], b: &[T]) {
+        for floor in [true, false] {
+            let mut out = vec![MaybeUninit::uninit(); a.len()];
+            small_int_run(Src::Slice(a), Src::Slice(b), &mut out, floor).unwrap();
+            for (i, o) in out.iter().enumerate() {
+                // SAFETY: the run succeeded, so it wrote every element.
+                let got = unsafe { o.assume_init() };
+                let want = T::div(a[i], b[i], floor).unwrap();
+                assert_eq!(got, want, "{:?} / {:?}, floor {floor}", a[i], b[i]);
+            }
+        }
+    }
+
+    #[test]
+    fn f32_blocks_are_exact_up_to_2_24() {
+        // Dividends just inside the f32 limit, and either side of multiples of the divisor
+        // (where a wrongly rounded quotient would cross an integer).
+        const LIMIT: i32 = (1 << 24) - 1;
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        for d in (1..=400).chain([1000, 4095, 4097, 65535, 65537, 1 << 20, LIMIT - 1]) {
+            for k in [LIMIT / d, LIMIT / d - 1, LIMIT / (2 * d) + 1] {
+                for r in -2..=2 {
+                    let x = k.saturating_mul(d).saturating_add(r).clamp(-LIMIT, LIMIT);
+                    for (p, q) in [(x, d), (-x, d), (x, -d), (-x, -d)] {
+                        a.push(p);
+                        b.push(q);
+                    }
+                }
+            }
+        }
+        agrees::<i32>(&a, &b);
+        // Above the limit the block goes through f64.
+        agrees::<i32>(&[i32::MAX, i32::MIN + 1], &[3, 7]);
+        // Just above it, where f32 would be wrong: 2^25 + 1 is not an f32.
+        agrees::<i32>(&[(1 << 25) + 1, -(1 << 25) - 3, 1 << 24], &[2, 2, 3]);
+        let ua: Vec<u32> = a.iter().map(|x| x.unsigned_abs()).collect();
+        let ub: Vec<u32> = b.iter().map(|x| x.unsigned_abs()).collect();
+        agrees::<u32>(&ua, &ub);
+    }
+
+    #[test]
+    fn every_i16_and_u16_dividend_divides_exactly() {
+        let a: Vec<i16> = (i16::MIN + 1..=i16::MAX).collect();
+        for d in [
+            1i16, -1, 2, -2, 3, -3, 7, 10, -10, 127, 255, 256, 1000, -4097, 32767, -32767,
+        ] {
+            agrees::<i16>(&a, &vec![d; a.len()]);
+        }
+        let a: Vec<u16> = (0..=u16::MAX).collect();
+        for d in [1u16, 2, 3, 7, 255, 256, 1000, 40000, 65535] {
+            agrees::<u16>(&a, &vec![d; a.len()]);
+        }
     }
 }

@@ -61,7 +61,7 @@ impl<T: Copy> Src<'_, T> {
 pub type RunResult = Result<(), (usize, ElemError)>;
 
 /// The four shapes of a run, each a plain loop the compiler vectorises — with AVX-512 or AVX2
-/// when the CPU has them (detected at run time; the default x86-64 target only has SSE2).
+/// when the CPU has them (see [`vectorised`]).
 #[inline(always)]
 pub fn map<T: Copy, O: Copy>(
     a: Src<'_, T>,
@@ -69,17 +69,25 @@ pub fn map<T: Copy, O: Copy>(
     out: &mut [MaybeUninit<O>],
     f: impl Fn(T, T) -> O,
 ) {
+    vectorised(|| map_plain(a, b, out, f))
+}
+
+/// Runs `f` compiled for the widest vector unit this CPU has: AVX-512, AVX2 or the baseline
+/// (detected at run time; the default x86-64 target only has SSE2). `f` is inlined into one
+/// copy per unit, so loops in it are vectorised for that unit.
+#[inline(always)]
+pub fn vectorised<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
     {
         match simd() {
             // SAFETY: the features were detected.
-            Simd::Avx512 => unsafe { map_avx512(a, b, out, f) },
-            Simd::Avx2 => unsafe { map_avx2(a, b, out, f) },
-            Simd::None => map_plain(a, b, out, f),
+            Simd::Avx512 => unsafe { with_avx512(f) },
+            Simd::Avx2 => unsafe { with_avx2(f) },
+            Simd::None => f(),
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    map_plain(a, b, out, f)
+    f()
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -105,25 +113,17 @@ fn simd() -> Simd {
 }
 
 #[cfg(target_arch = "x86_64")]
+#[inline]
 #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
-unsafe fn map_avx512<T: Copy, O: Copy>(
-    a: Src<'_, T>,
-    b: Src<'_, T>,
-    out: &mut [MaybeUninit<O>],
-    f: impl Fn(T, T) -> O,
-) {
-    map_plain(a, b, out, f)
+unsafe fn with_avx512<R>(f: impl FnOnce() -> R) -> R {
+    f()
 }
 
 #[cfg(target_arch = "x86_64")]
+#[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn map_avx2<T: Copy, O: Copy>(
-    a: Src<'_, T>,
-    b: Src<'_, T>,
-    out: &mut [MaybeUninit<O>],
-    f: impl Fn(T, T) -> O,
-) {
-    map_plain(a, b, out, f)
+unsafe fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
+    f()
 }
 
 #[inline(always)]
@@ -355,7 +355,7 @@ impl Failure {
 
 /// Elements per tile when a group computes intermediates: each step's tile of a chain stays in
 /// L1/L2 between steps.
-pub const TILE: usize = 4096;
+pub const TILE: usize = 512;
 
 /// Computes a fused group of elementwise steps in one pass over the output, tile by tile:
 /// `run(k, x, y, out)` is step `k`'s loop over one run. Intermediates live only in per-thread
@@ -391,7 +391,16 @@ pub fn fused<T: Element>(
     } else {
         TILE
     };
+    let flat = steps.iter().all(|s| {
+        let leaf_ok = |o: Operand| match o {
+            Operand::Leaf(l) => Some(l) == alias || leaves[l].len() == n || leaves[l].len() == 1,
+            Operand::Step(_) => true,
+        };
+        s.plan.dims().len() <= 1 && leaf_ok(s.x) && leaf_ok(s.y)
+    });
     let group = Group {
+        n,
+        flat,
         steps,
         leaves,
         alias,
@@ -422,6 +431,10 @@ pub fn fused<T: Element>(
 }
 
 struct Group<'g, T, F> {
+    /// Output elements.
+    n: usize,
+    /// Every step is one run over the whole output (its leaves are full-size or one value).
+    flat: bool,
     steps: &'g [Step],
     leaves: &'g [&'g [T]],
     alias: Option<usize>,
@@ -447,6 +460,11 @@ where
     /// only the steps before it go on (one of them may still fail further on, and that would be
     /// the group's first failure); the output is no longer written.
     fn chunk(&self, start: usize, out: &mut [MaybeUninit<T>]) -> Option<Failure> {
+        vectorised(|| self.chunk_plain(start, out))
+    }
+
+    #[inline(always)]
+    fn chunk_plain(&self, start: usize, out: &mut [MaybeUninit<T>]) -> Option<Failure> {
         let last = self.steps.len() - 1;
         let t = self.tile.min(out.len());
         let mut bufs: Vec<Vec<MaybeUninit<T>>> =
@@ -484,22 +502,41 @@ where
                         }
                     };
                 let mut err = None;
-                step.plan.runs(g0, g0 + len, |r| {
-                    let off = r.start - g0;
-                    let x = src(step.x, r.a, r.a_step, off, r.len);
-                    let y = src(step.y, r.b, r.b_step, off, r.len);
-                    match (self.run)(k, x, y, &mut target[off..off + r.len]) {
-                        Ok(()) => true,
-                        Err((i, error)) => {
-                            err = Some(Failure {
-                                step: k,
-                                at: r.start + i,
-                                error,
-                            });
-                            false
+                if self.flat {
+                    // One run per tile: no plan to walk.
+                    let whole = |op: Operand| match op {
+                        Operand::Leaf(l)
+                            if Some(l) != self.alias && self.leaves[l].len() != self.n =>
+                        {
+                            src(op, 0, false, 0, len)
                         }
+                        _ => src(op, g0, true, 0, len),
+                    };
+                    if let Err((i, error)) = (self.run)(k, whole(step.x), whole(step.y), target) {
+                        err = Some(Failure {
+                            step: k,
+                            at: g0 + i,
+                            error,
+                        });
                     }
-                });
+                } else {
+                    step.plan.runs(g0, g0 + len, |r| {
+                        let off = r.start - g0;
+                        let x = src(step.x, r.a, r.a_step, off, r.len);
+                        let y = src(step.y, r.b, r.b_step, off, r.len);
+                        match (self.run)(k, x, y, &mut target[off..off + r.len]) {
+                            Ok(()) => true,
+                            Err((i, error)) => {
+                                err = Some(Failure {
+                                    step: k,
+                                    at: r.start + i,
+                                    error,
+                                });
+                                false
+                            }
+                        }
+                    });
+                }
                 if let Some(f) = err {
                     failure = Some(f);
                     limit = k;

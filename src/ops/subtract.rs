@@ -62,6 +62,7 @@ macro_rules! narrow {
             fn sub(a: Self, b: Self) -> Self {
                 <$t>::from_f32(a.to_f32() - b.to_f32())
             }
+            #[inline(always)]
             fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: &mut [MaybeUninit<Self>]) {
                 kernel::through_f32(a, b, out, |x, y| x - y);
             }
