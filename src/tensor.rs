@@ -26,8 +26,16 @@ pub enum Tensor {
     U64(ArrayD<u64>),
 }
 
-/// A Rust type that is an element type of a [`Tensor`].
-pub trait Element: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
+mod sealed {
+    /// Only the element types listed in this file are [`Element`](super::Element)s: each is
+    /// plain data, valid for every bit pattern (which [`le_slice`](super::le_slice) relies on).
+    pub trait Sealed {}
+}
+
+/// A Rust type that is an element type of a [`Tensor`] (the twelve listed here; sealed).
+pub trait Element:
+    sealed::Sealed + Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static
+{
     const TYPE: ElementType;
     /// Bytes per element.
     const SIZE: usize;
@@ -43,6 +51,8 @@ pub trait Element: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
 macro_rules! elements {
     ($($t:ty => $variant:ident, $et:ident;)*) => {
         $(
+            impl sealed::Sealed for $t {}
+
             impl Element for $t {
                 const TYPE: ElementType = ElementType::$et;
                 const SIZE: usize = std::mem::size_of::<$t>();
@@ -191,7 +201,7 @@ impl Tensor {
             if bytes.len() != n.checked_mul(T::SIZE)? {
                 return None;
             }
-            let data: Vec<T> = bytes.chunks_exact(T::SIZE).map(T::from_le).collect();
+            let data: Vec<T> = le_slice::<T>(bytes).into_owned();
             ArrayD::from_shape_vec(IxDyn(shape), data).ok().map(T::wrap)
         }
         crate::dispatch!(et, T => build::<T>(shape, bytes), _ => None)
@@ -212,6 +222,21 @@ impl Tensor {
     }
 }
 
+/// Little-endian bytes as elements: borrowed in place when the host is little-endian and the
+/// bytes are aligned for `T` (as weights in a memory-mapped file usually are), decoded
+/// otherwise. Trailing bytes short of a whole element are ignored.
+pub fn le_slice<T: Element>(bytes: &[u8]) -> std::borrow::Cow<'_, [T]> {
+    if cfg!(target_endian = "little") {
+        // SAFETY: `Element` is sealed to primitive integers and floats (f16/bf16 are
+        // transparent u16s), for which every bit pattern is a valid value.
+        let (head, mid, _) = unsafe { bytes.align_to::<T>() };
+        if head.is_empty() {
+            return std::borrow::Cow::Borrowed(mid);
+        }
+    }
+    std::borrow::Cow::Owned(bytes.chunks_exact(T::SIZE).map(T::from_le).collect())
+}
+
 /// The multi-dimensional index of row-major element `flat` in `shape`.
 pub fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
     let mut idx = vec![0; shape.len()];
@@ -226,6 +251,32 @@ pub fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn le_slice_borrows_aligned_bytes_and_decodes_the_rest() {
+        use std::borrow::Cow;
+        let values = [1.5f32, -0.0, f32::NAN, 3.25e-40];
+        let mut bytes = vec![0u8; 1];
+        for v in values {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        // One of the two starts is 4-aligned, the other is not.
+        for start in [0usize, 1] {
+            let part = &bytes[start..];
+            let got = super::le_slice::<f32>(part);
+            let want: Vec<f32> = part
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                .collect();
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&want));
+            let aligned = part.as_ptr() as usize % 4 == 0;
+            assert_eq!(
+                matches!(got, Cow::Borrowed(_)),
+                aligned && cfg!(target_endian = "little")
+            );
+        }
+    }
+
     #[test]
     fn unravel_row_major() {
         assert_eq!(super::unravel(5, &[2, 3]), vec![1, 2]);

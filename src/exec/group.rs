@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{Values, eval_error, internal};
+use super::{Value, Values, eval_error, internal};
 use crate::error::Error;
 use crate::graph::{Graph, Src as Source};
 use crate::ops::kernel::{self, Operand, Step};
@@ -90,7 +90,7 @@ pub(super) fn run(
         operands.push(ops);
         kinds.push((spec, kind));
     }
-    let tensors: Vec<Arc<Tensor>> = leaves
+    let tensors: Vec<Value<'_>> = leaves
         .iter()
         .map(|l| {
             values[l.node][l.port]
@@ -135,19 +135,21 @@ pub(super) fn run(
     };
     let reusable = (0..leaves.len()).find(|&l| {
         let p = leaves[l];
-        tensors[l].shape() == out_shape.as_slice()
+        matches!(&tensors[l], Value::Tensor(t) if Arc::strong_count(t) == 2)
+            && tensors[l].shape() == out_shape.as_slice()
             && uses[p.node][p.port] == refs(l)
-            && Arc::strong_count(&tensors[l]) == 2
     });
-    let mut tensors: Vec<Option<Arc<Tensor>>> = tensors.into_iter().map(Some).collect();
+    let mut tensors: Vec<Option<Value<'_>>> = tensors.into_iter().map(Some).collect();
     let reuse = reusable.and_then(|l| {
         let p = leaves[l];
         values[p.node][p.port] = None;
-        let t = tensors[l].take()?;
+        let Some(Value::Tensor(t)) = tensors[l].take() else {
+            return None;
+        };
         match Arc::try_unwrap(t) {
             Ok(t) => Some((l, t)),
             Err(t) => {
-                tensors[l] = Some(t);
+                tensors[l] = Some(Value::Tensor(t));
                 None
             }
         }
@@ -174,7 +176,7 @@ enum Stop {
 fn compute<T: Arith>(
     steps: &[Step],
     kinds: &[Elementwise],
-    tensors: &[Option<Arc<Tensor>>],
+    tensors: &[Option<Value<'_>>],
     reuse: Option<(usize, Tensor)>,
     out_shape: &[usize],
 ) -> Result<Arc<Tensor>, Stop> {
@@ -186,7 +188,9 @@ fn compute<T: Arith>(
     let data: Vec<Cow<'_, [T]>> = tensors
         .iter()
         .map(|t| match t {
-            Some(t) => kernel::contiguous::<T>(t).ok_or_else(internal),
+            Some(Value::Tensor(t)) => kernel::contiguous::<T>(t).ok_or_else(internal),
+            // A Const, read where it lies in the weights file.
+            Some(Value::Mapped(m)) => Ok(crate::tensor::le_slice::<T>(m.bytes)),
             None => Ok(Cow::Borrowed(&[][..])),
         })
         .collect::<Result<_, _>>()?;
@@ -227,11 +231,14 @@ pub(super) fn one_by_one(
         let node = &g.nodes[m];
         let arg = |j: usize| -> Result<Arc<Tensor>, (usize, Error)> {
             let src = node.inputs[j].source;
-            local
-                .get(&src.node)
-                .cloned()
-                .or_else(|| values[src.node][src.port].clone())
-                .ok_or_else(|| (m, internal(g, m, "an input was not computed")))
+            match local.get(&src.node) {
+                Some(t) => Ok(t.clone()),
+                None => values[src.node][src.port]
+                    .as_ref()
+                    .ok_or_else(|| internal(g, m, "an input was not computed"))
+                    .and_then(|v| v.tensor(g)),
+            }
+            .map_err(|e| (m, e))
         };
         let (a, b) = (arg(0)?, arg(1)?);
         let t = match &node.op {

@@ -200,8 +200,50 @@ fn bind<K: Into<InputKey>>(
 /// What [`Model::run_observed`] shows each layer output to.
 type Observer<'o> = dyn FnMut(Produced<'_>) -> Result<(), Error> + 'o;
 
+/// A computed value: a tensor, or a Const's bytes in the memory-mapped weights file, which
+/// elementwise layers read in place (a tensor is made only for other consumers).
+#[derive(Clone, Debug)]
+enum Value<'g> {
+    Tensor(Arc<Tensor>),
+    Mapped(Mapped<'g>),
+}
+
+#[derive(Clone, Debug)]
+struct Mapped<'g> {
+    node: usize,
+    ty: crate::ElementType,
+    shape: Vec<usize>,
+    bytes: &'g [u8],
+}
+
+impl Value<'_> {
+    fn element_type(&self) -> crate::ElementType {
+        match self {
+            Value::Tensor(t) => t.element_type(),
+            Value::Mapped(m) => m.ty,
+        }
+    }
+
+    fn shape(&self) -> &[usize] {
+        match self {
+            Value::Tensor(t) => t.shape(),
+            Value::Mapped(m) => &m.shape,
+        }
+    }
+
+    /// The value as a tensor (a Const's bytes are copied).
+    fn tensor(&self, g: &Graph) -> Result<Arc<Tensor>, Error> {
+        match self {
+            Value::Tensor(t) => Ok(t.clone()),
+            Value::Mapped(m) => Tensor::from_le_bytes(m.ty, &m.shape, m.bytes)
+                .map(Arc::new)
+                .ok_or_else(|| internal(g, m.node, "a Const's bytes do not match its shape")),
+        }
+    }
+}
+
 /// Computed values: per node, per output port.
-type Values = Vec<Vec<Option<Arc<Tensor>>>>;
+type Values<'g> = Vec<Vec<Option<Value<'g>>>>;
 
 fn internal(g: &Graph, node: usize, what: &str) -> Error {
     Error::at(
@@ -273,20 +315,27 @@ fn execute(
         let arg = |values: &Values, j: usize| -> Result<Arc<Tensor>, (usize, Error)> {
             let src = node.inputs[j].source;
             values[src.node][src.port]
-                .clone()
-                .ok_or_else(|| (i, internal(g, i, "an input was not computed")))
+                .as_ref()
+                .ok_or_else(|| internal(g, i, "an input was not computed"))
+                .and_then(|v| v.tensor(g))
+                .map_err(|e| (i, e))
         };
-        let computed: Result<Option<Arc<Tensor>>, (usize, Error)> = match &node.op {
-            Op::Parameter(_) => Ok(input_of.get(&i).and_then(|&k| inputs[k].take())),
-            Op::Const(c) => const_tensor(g, i, c)
-                .map(|t| Some(Arc::new(t)))
+        let computed: Result<Option<Value<'_>>, (usize, Error)> = match &node.op {
+            Op::Parameter(_) => Ok(input_of
+                .get(&i)
+                .and_then(|&k| inputs[k].take())
+                .map(Value::Tensor)),
+            Op::Const(c) => const_bytes(g, i, c)
+                .map(|m| Some(Value::Mapped(m)))
                 .map_err(|e| (i, e)),
             Op::Convert(c) => arg(&values, 0).and_then(|x| {
                 c.eval(&x)
-                    .map(|t| Some(Arc::new(t)))
+                    .map(|t| Some(Value::Tensor(Arc::new(t))))
                     .map_err(|e| (i, eval_error(g, i, e)))
             }),
-            Op::Subtract(_) | Op::Divide(_) => group::run(g, group, &mut values, &uses).map(Some),
+            Op::Subtract(_) | Op::Divide(_) => {
+                group::run(g, group, &mut values, &uses).map(|t| Some(Value::Tensor(t)))
+            }
             Op::Result(_) => arg(&values, 0).map(|t| {
                 results.insert(i, t);
                 None
@@ -312,15 +361,15 @@ fn execute(
                     .map_or(e, |(_, e)| e));
             }
         };
-        if let Some(t) = out {
+        if let Some(v) = out {
             if let Some(observe) = observe.as_mut() {
                 observe(Produced {
                     node,
                     port: 0,
-                    tensor: &t,
+                    tensor: &*v.tensor(g)?,
                 })?;
             }
-            values[i][0] = Some(t);
+            values[i][0] = Some(v);
         }
         for p in group.iter().flat_map(|&m| &g.nodes[m].inputs) {
             let u = &mut uses[p.source.node][p.source.port];
@@ -349,7 +398,12 @@ fn execute(
         .collect()
 }
 
-fn const_tensor(g: &Graph, node: usize, c: &crate::ops::constant::Const) -> Result<Tensor, Error> {
+/// A Const's bytes in the weights file, checked against its type and shape.
+fn const_bytes<'g>(
+    g: &'g Graph,
+    node: usize,
+    c: &crate::ops::constant::Const,
+) -> Result<Mapped<'g>, Error> {
     let fail = |message: String| Error::at(ErrorKind::Eval { message }, g.locate(node, None));
     let shape: Vec<usize> = c
         .shape
@@ -366,10 +420,16 @@ fn const_tensor(g: &Graph, node: usize, c: &crate::ops::constant::Const) -> Resu
         None => None,
     }
     .ok_or_else(|| fail("the Const data are not in the weights file".into()))?;
-    Tensor::from_le_bytes(c.element_type, &shape, bytes).ok_or_else(|| {
-        fail(format!(
+    if !crate::dispatch!(c.element_type, T => <T as crate::tensor::Element>::SIZE > 0, _ => false) {
+        return Err(fail(format!(
             "ovir does not compute with {} Consts",
             c.element_type
-        ))
+        )));
+    }
+    Ok(Mapped {
+        node,
+        ty: c.element_type,
+        shape,
+        bytes,
     })
 }
