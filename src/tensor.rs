@@ -207,6 +207,36 @@ impl Tensor {
         crate::dispatch!(et, T => build::<T>(shape, bytes), _ => None)
     }
 
+    /// Writes the values as little-endian bytes, in logical (row-major) order, without copying
+    /// the whole tensor.
+    pub fn write_le(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        fn go<T: Element>(t: &Tensor, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+            let Some(v) = T::view(t) else {
+                return Ok(());
+            };
+            if cfg!(target_endian = "little")
+                && let Some(s) = v.as_slice()
+            {
+                // SAFETY: `Element` is sealed to plain integers and floats: their bytes are
+                // initialised and, on a little-endian host, already in file order.
+                let bytes = unsafe {
+                    std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s))
+                };
+                return w.write_all(bytes);
+            }
+            let mut buf = Vec::with_capacity(1 << 16);
+            for &x in v.iter() {
+                x.put_le(&mut buf);
+                if buf.len() >= 1 << 16 {
+                    w.write_all(&buf)?;
+                    buf.clear();
+                }
+            }
+            w.write_all(&buf)
+        }
+        crate::dispatch!(self.element_type(), T => go::<T>(self, w), _ => Ok(()))
+    }
+
     /// The values as little-endian bytes, in logical (row-major) order.
     pub fn to_le_bytes(&self) -> Vec<u8> {
         fn go<T: Element>(t: &Tensor) -> Vec<u8> {
@@ -275,6 +305,37 @@ mod tests {
                 aligned && cfg!(target_endian = "little")
             );
         }
+    }
+
+    #[test]
+    fn write_le_streams_row_major_bytes_of_any_layout() {
+        let a = ndarray::Array2::from_shape_vec((2, 3), vec![1i32, -2, 3, -4, 5, -6])
+            .unwrap()
+            .into_dyn();
+        for t in [
+            super::Tensor::from(a.clone()),
+            super::Tensor::from(a.t().to_owned()),
+        ] {
+            let mut out = Vec::new();
+            t.write_le(&mut out).unwrap();
+            let want: Vec<u8> = t
+                .view::<i32>()
+                .unwrap()
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect();
+            assert_eq!(out, want);
+        }
+        // A transposed (column-major) array is not one row-major slice.
+        let t = super::Tensor::from(a.reversed_axes());
+        assert!(t.view::<i32>().unwrap().as_slice().is_none());
+        let mut out = Vec::new();
+        t.write_le(&mut out).unwrap();
+        let rows: Vec<i32> = out
+            .chunks(4)
+            .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(rows, vec![1, -4, -2, 5, 3, -6]);
     }
 
     #[test]

@@ -137,7 +137,7 @@ pub fn run(args: &RunArgs) -> ExitStatus {
         }
         for (o, file) in outputs.iter().zip(&files) {
             let path = dir.join(file);
-            if let Err(e) = npy::write_atomic(&path, &npy::to_bytes(&o.tensor)) {
+            if let Err(e) = npy::write_atomic_with(&path, |w| npy::write(&o.tensor, w)) {
                 return fail(format!("cannot write {}: {e}", path.display()));
             }
         }

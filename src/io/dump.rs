@@ -71,7 +71,8 @@ impl Dump {
             format!("{stem}_{}.{}.npy", node.id, p.port)
         });
         let path = self.dir.join(&file);
-        npy::write_atomic(&path, &npy::to_bytes(p.tensor)).map_err(|e| write_error(&path, e))?;
+        npy::write_atomic_with(&path, |w| npy::write(p.tensor, w))
+            .map_err(|e| write_error(&path, e))?;
         self.layers.push(Layer {
             file,
             layer: node.name.clone(),

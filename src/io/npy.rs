@@ -316,6 +316,15 @@ pub fn read_array(path: &Path, limit: u64) -> Result<Array, NpyError> {
 
 /// `.npy` bytes for a tensor (bf16 as float32).
 pub fn to_bytes(t: &Tensor) -> Vec<u8> {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write(t, &mut out);
+    out
+}
+
+/// Writes a tensor as `.npy` (bf16 as float32), its data streamed without a copy of the
+/// whole tensor.
+pub fn write(t: &Tensor, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     let stored;
     let t = match t {
         Tensor::Bf16(_) => {
@@ -330,7 +339,6 @@ pub fn to_bytes(t: &Tensor) -> Vec<u8> {
         .map_or("u1", |(c, _)| c);
     let order = if code.ends_with('1') { '|' } else { '<' };
     let descr = format!("{order}{code}");
-    let data = t.to_le_bytes();
     let shape = match t.shape() {
         [] => "()".to_owned(),
         [d] => format!("({d},)"),
@@ -347,12 +355,10 @@ pub fn to_bytes(t: &Tensor) -> Vec<u8> {
     let total = 10 + header.len() + 1;
     header.push_str(&" ".repeat((64 - total % 64) % 64));
     header.push('\n');
-    let mut out = Vec::with_capacity(10 + header.len() + data.len());
-    out.extend_from_slice(b"\x93NUMPY\x01\x00");
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(&data);
-    out
+    w.write_all(b"\x93NUMPY\x01\x00")?;
+    w.write_all(&(header.len() as u16).to_le_bytes())?;
+    w.write_all(header.as_bytes())?;
+    t.write_le(w)
 }
 
 /// A name made safe as a file name on every platform: path separators, `:*?"<>|` and control
@@ -407,7 +413,14 @@ impl UniqueNames {
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder, renamed into
 /// place. On failure nothing is left behind and an existing file is untouched.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
+    write_atomic_with(path, |w| w.write_all(bytes))
+}
+
+/// Writes what `fill` writes to `path` atomically, as [`write_atomic`] does.
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -418,8 +431,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        let mut f = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&tmp)?);
+        fill(&mut f)?;
+        let f = f.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
