@@ -163,6 +163,15 @@ pub trait Narrow: Copy + Send + Sync {
     fn widen(src: &[Self], dst: &mut [f32]);
     fn narrow(src: &[f32], dst: &mut [MaybeUninit<Self>]);
     fn to_f32(self) -> f32;
+    /// Computes `out[i] = narrow(f(widen(a[i]), widen(b[i])))` in one pass, values kept in
+    /// vector registers, if this CPU can; `false` if not (then [`through_f32`] goes block by
+    /// block).
+    fn map_direct(
+        a: Src<'_, Self>,
+        b: Src<'_, Self>,
+        out: &mut [MaybeUninit<Self>],
+        f: impl Fn(f32, f32) -> f32 + Copy,
+    ) -> bool;
 }
 
 /// Whether the CPU converts f16 in hardware (F16C with AVX).
@@ -197,28 +206,67 @@ impl Narrow for f16 {
     fn to_f32(self) -> f32 {
         f16::to_f32(self)
     }
+    #[inline(always)]
+    fn map_direct(
+        a: Src<'_, f16>,
+        b: Src<'_, f16>,
+        out: &mut [MaybeUninit<f16>],
+        f: impl Fn(f32, f32) -> f32 + Copy,
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if simd() == Simd::Avx512 && has_f16c() {
+            // SAFETY: the features were detected.
+            unsafe { f16c::map_avx512(a, b, out, f) };
+            return true;
+        }
+        let _ = (a, b, out, f);
+        false
+    }
+}
+
+/// An f32 rounded to bf16, to nearest even; NaN stays NaN (quietened).
+#[inline(always)]
+fn bf16_from_f32(s: f32) -> bf16 {
+    let bits = s.to_bits();
+    let rounded = if s.is_nan() {
+        (bits >> 16) | 0x40
+    } else {
+        (bits.wrapping_add(0x7FFF + ((bits >> 16) & 1))) >> 16
+    };
+    bf16::from_bits(rounded as u16)
+}
+
+#[inline(always)]
+fn bf16_to_f32(v: bf16) -> f32 {
+    f32::from_bits((v.to_bits() as u32) << 16)
 }
 
 impl Narrow for bf16 {
     fn widen(src: &[bf16], dst: &mut [f32]) {
-        for (d, s) in dst.iter_mut().zip(src) {
-            *d = f32::from_bits((s.to_bits() as u32) << 16);
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = bf16_to_f32(s);
         }
     }
     fn narrow(src: &[f32], dst: &mut [MaybeUninit<bf16>]) {
         for (d, &s) in dst.iter_mut().zip(src) {
-            let bits = s.to_bits();
-            // Round to nearest even on the upper half; NaN stays NaN (quietened).
-            let rounded = if s.is_nan() {
-                (bits >> 16) | 0x40
-            } else {
-                (bits.wrapping_add(0x7FFF + ((bits >> 16) & 1))) >> 16
-            };
-            d.write(bf16::from_bits(rounded as u16));
+            d.write(bf16_from_f32(s));
         }
     }
     fn to_f32(self) -> f32 {
         bf16::to_f32(self)
+    }
+    /// Both conversions are bit operations, which vectorise with the rest of the loop.
+    #[inline(always)]
+    fn map_direct(
+        a: Src<'_, bf16>,
+        b: Src<'_, bf16>,
+        out: &mut [MaybeUninit<bf16>],
+        f: impl Fn(f32, f32) -> f32 + Copy,
+    ) -> bool {
+        map(a, b, out, |x, y| {
+            bf16_from_f32(f(bf16_to_f32(x), bf16_to_f32(y)))
+        });
+        true
     }
 }
 
@@ -243,6 +291,47 @@ mod f16c {
         }
         for k in i..n {
             dst[k] = src[k].to_f32();
+        }
+    }
+
+    /// One pass: 16 f16 widened per load, `f` on the lanes, rounded back to nearest even.
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,f16c")]
+    pub unsafe fn map_avx512(
+        a: super::Src<'_, f16>,
+        b: super::Src<'_, f16>,
+        out: &mut [MaybeUninit<f16>],
+        f: impl Fn(f32, f32) -> f32 + Copy,
+    ) {
+        use super::Src;
+        let n = out.len();
+        #[inline(always)]
+        unsafe fn lanes(s: Src<'_, f16>, i: usize) -> [f32; 16] {
+            // SAFETY: the caller keeps `i + 16` within the run; the target features are those
+            // of `map_avx512`, which alone calls this.
+            unsafe {
+                match s {
+                    Src::Slice(s) => std::mem::transmute::<__m512, [f32; 16]>(_mm512_cvtph_ps(
+                        _mm256_loadu_si256(s.as_ptr().add(i) as *const __m256i),
+                    )),
+                    Src::Repeat(v) => [v.to_f32(); 16],
+                }
+            }
+        }
+        let mut i = 0;
+        while i + 16 <= n {
+            // SAFETY: i + 16 <= n, within every slice of the run; unaligned loads and stores.
+            unsafe {
+                let (x, y) = (lanes(a, i), lanes(b, i));
+                let r: [f32; 16] = std::array::from_fn(|k| f(x[k], y[k]));
+                let h = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
+                    std::mem::transmute::<[f32; 16], __m512>(r),
+                );
+                _mm256_storeu_si256(out.as_mut_ptr().add(i) as *mut __m256i, h);
+            }
+            i += 16;
+        }
+        for k in i..n {
+            out[k].write(f16::from_f32(f(a.get(k).to_f32(), b.get(k).to_f32())));
         }
     }
 
@@ -290,6 +379,9 @@ pub fn through_f32<T: Narrow>(
     out: &mut [MaybeUninit<T>],
     f: impl Fn(f32, f32) -> f32 + Copy,
 ) {
+    if T::map_direct(a, b, out, f) {
+        return;
+    }
     let mut wa = [0f32; BLOCK];
     let mut wb = [0f32; BLOCK];
     let mut wo = [MaybeUninit::<f32>::uninit(); BLOCK];
