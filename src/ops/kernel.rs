@@ -330,8 +330,8 @@ mod f16c {
             }
             i += 16;
         }
-        for k in i..n {
-            out[k].write(f16::from_f32(f(a.get(k).to_f32(), b.get(k).to_f32())));
+        for (k, o) in out.iter_mut().enumerate().skip(i) {
+            o.write(f16::from_f32(f(a.get(k).to_f32(), b.get(k).to_f32())));
         }
     }
 
