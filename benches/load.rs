@@ -217,7 +217,7 @@ fn generate(xml: &Path, n: usize) {
         port(&mut s, 0, None, &[1, 1, 1, 1]);
         s.push_str("\t\t\t</output>\n\t\t</layer>\n");
         let op = id + 1;
-        let (ty, data) = if k % 2 == 0 {
+        let (ty, data) = if k.is_multiple_of(2) {
             ("Subtract", "auto_broadcast=\"numpy\"")
         } else {
             ("Divide", "auto_broadcast=\"numpy\" m_pythondiv=\"true\"")

@@ -299,7 +299,7 @@ mod tests {
                 .collect();
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&got), bits(&want));
-            let aligned = part.as_ptr() as usize % 4 == 0;
+            let aligned = (part.as_ptr() as usize).is_multiple_of(4);
             assert_eq!(
                 matches!(got, Cow::Borrowed(_)),
                 aligned && cfg!(target_endian = "little")

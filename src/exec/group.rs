@@ -31,10 +31,10 @@ pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
             continue;
         }
         let mut live = node.outputs[0].consumers.iter().filter(|(c, _)| !dead[*c]);
-        if let (Some(&(c, _)), None) = (live.next(), live.next()) {
-            if g.nodes[c].op.elementwise().is_some() {
-                root[i] = root[c];
-            }
+        if let (Some(&(c, _)), None) = (live.next(), live.next())
+            && g.nodes[c].op.elementwise().is_some()
+        {
+            root[i] = root[c];
         }
     }
     root

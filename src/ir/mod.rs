@@ -296,17 +296,17 @@ fn flatten_rt_info(xml: &str) -> Vec<(String, String)> {
         } else {
             tag
         };
-        if !path.is_empty() || key != "rt_info" {
-            if let Some(v) = value {
-                let full = path
-                    .iter()
-                    .skip(1)
-                    .chain(std::iter::once(&key))
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(".");
-                out.push((full, v));
-            }
+        if (!path.is_empty() || key != "rt_info")
+            && let Some(v) = value
+        {
+            let full = path
+                .iter()
+                .skip(1)
+                .chain(std::iter::once(&key))
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(".");
+            out.push((full, v));
         }
         if !empty {
             path.push(key);

@@ -112,10 +112,10 @@ pub fn scan_with(text: &str, on_layer: &mut dyn FnMut(Span)) -> Result<Skeleton,
 
     while let Some(rel) = memchr(b'<', &b[i..]) {
         let lt = i + rel;
-        if stack.is_empty() {
-            if let Some(pos) = b[i..lt].iter().position(|c| !c.is_ascii_whitespace()) {
-                return Err(malformed(i + pos, "text outside the root element"));
-            }
+        if stack.is_empty()
+            && let Some(pos) = b[i..lt].iter().position(|c| !c.is_ascii_whitespace())
+        {
+            return Err(malformed(i + pos, "text outside the root element"));
         }
         let next = b.get(lt + 1).copied();
         match next {
