@@ -90,26 +90,38 @@ pub fn vectorised<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Vector units, narrowest first.
 #[cfg(target_arch = "x86_64")]
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Simd {
-    Avx512,
-    Avx2,
     None,
+    Avx2,
+    Avx512,
 }
 
-/// The widest vector unit the kernels use on this CPU.
+/// The widest vector unit the kernels use on this CPU, detected once. The environment
+/// variable `OVIR_SIMD` (`avx512`, `avx2` or `none`) caps it, so that every path can be tested
+/// and compared on one machine; it never enables a unit the CPU lacks.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn simd() -> Simd {
-    use std::arch::is_x86_feature_detected as has;
-    if has!("avx512f") && has!("avx512vl") && has!("avx512bw") && has!("avx512dq") {
-        Simd::Avx512
-    } else if has!("avx2") && has!("fma") {
-        Simd::Avx2
-    } else {
-        Simd::None
-    }
+    static LEVEL: std::sync::OnceLock<Simd> = std::sync::OnceLock::new();
+    *LEVEL.get_or_init(|| {
+        use std::arch::is_x86_feature_detected as has;
+        let found = if has!("avx512f") && has!("avx512vl") && has!("avx512bw") && has!("avx512dq") {
+            Simd::Avx512
+        } else if has!("avx2") && has!("fma") {
+            Simd::Avx2
+        } else {
+            Simd::None
+        };
+        let cap = match std::env::var("OVIR_SIMD").as_deref() {
+            Ok("none") => Simd::None,
+            Ok("avx2") => Simd::Avx2,
+            _ => Simd::Avx512,
+        };
+        found.min(cap)
+    })
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -174,10 +186,12 @@ pub trait Narrow: Copy + Send + Sync {
     ) -> bool;
 }
 
-/// Whether the CPU converts f16 in hardware (F16C with AVX).
+/// Whether the CPU converts f16 in hardware (F16C with AVX), unless `OVIR_SIMD=none`.
 #[cfg(target_arch = "x86_64")]
 fn has_f16c() -> bool {
-    std::arch::is_x86_feature_detected!("f16c") && std::arch::is_x86_feature_detected!("avx")
+    simd() != Simd::None
+        && std::arch::is_x86_feature_detected!("f16c")
+        && std::arch::is_x86_feature_detected!("avx")
 }
 
 impl Narrow for f16 {
