@@ -331,6 +331,7 @@ impl Plan {
 
     /// Calls `f` on the runs covering output elements `start..end`, in order, until it
     /// returns `false`.
+    #[inline(always)]
     pub fn runs(&self, start: usize, end: usize, mut f: impl FnMut(Run) -> bool) {
         let end = end.min(self.len());
         if start >= end {
@@ -360,7 +361,20 @@ impl Plan {
             });
             return;
         }
-        let mut idx = crate::tensor::unravel(start / n, outer);
+        // The outer index of `start`, on the stack for up to 8 coalesced dims.
+        let mut small = [0usize; 8];
+        let mut large = Vec::new();
+        let idx: &mut [usize] = if outer.len() <= small.len() {
+            &mut small[..outer.len()]
+        } else {
+            large.resize(outer.len(), 0);
+            &mut large
+        };
+        let mut rest = start / n;
+        for (i, &d) in idx.iter_mut().zip(outer).rev() {
+            *i = rest % d;
+            rest /= d;
+        }
         let mut col = start % n;
         let mut pos = start;
         while pos < end {

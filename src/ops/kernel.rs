@@ -492,11 +492,6 @@ pub fn fused<T: Element>(
         },
         None => &mut data.spare_capacity_mut()[..n],
     };
-    let tile = if steps.len() == 1 && alias.is_none() {
-        usize::MAX
-    } else {
-        TILE
-    };
     let flat = steps.iter().all(|s| {
         let leaf_ok = |o: Operand| match o {
             Operand::Leaf(l) => Some(l) == alias || leaves[l].len() == n || leaves[l].len() == 1,
@@ -504,7 +499,17 @@ pub fn fused<T: Element>(
         };
         s.plan.dims().len() <= 1 && leaf_ok(s.x) && leaf_ok(s.y)
     });
+    // An output far larger than the caches, and not read just before (as a reused leaf is),
+    // bypasses them: no read of each line before it is overwritten.
+    let stream = alias.is_none() && n.saturating_mul(std::mem::size_of::<T>()) >= STREAM_MIN;
+    // A lone flat step runs over whole chunks; anything else goes tile by tile.
+    let tile = if steps.len() == 1 && alias.is_none() && flat && !stream {
+        usize::MAX
+    } else {
+        TILE
+    };
     let group = Group {
+        stream,
         n,
         flat,
         steps,
@@ -537,6 +542,8 @@ pub fn fused<T: Element>(
 }
 
 struct Group<'g, T, F> {
+    /// Whether the output is written with non-temporal stores.
+    stream: bool,
     /// Output elements.
     n: usize,
     /// Every step is one run over the whole output (its leaves are full-size or one value).
@@ -546,6 +553,79 @@ struct Group<'g, T, F> {
     alias: Option<usize>,
     tile: usize,
     run: &'g F,
+}
+
+/// Outputs of at least this many bytes are written with non-temporal stores.
+pub const STREAM_MIN: usize = 8 << 20;
+
+/// Copies `src` to `dst` with non-temporal stores where `dst` is 16-byte aligned (SSE2, which
+/// every x86-64 CPU has); plain copies elsewhere. [`stream_fence`] must follow before the data
+/// is handed to another thread.
+#[inline(always)]
+fn stream_copy<T: Copy>(src: &[T], dst: &mut [MaybeUninit<T>]) {
+    let n = src.len().min(dst.len());
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        let bytes = n * std::mem::size_of::<T>();
+        let d = dst.as_mut_ptr() as *mut u8;
+        let s = src.as_ptr() as *const u8;
+        let head = (d as usize).wrapping_neg() % 16;
+        if std::mem::size_of::<T>() > 0 && head % std::mem::size_of::<T>() == 0 && head <= bytes {
+            let body = (bytes - head) / 16 * 16;
+            // SAFETY: all offsets stay within the `bytes` both slices hold; `d + head` is
+            // 16-byte aligned for the streaming stores; `T` is plain data (copied as bytes).
+            unsafe {
+                std::ptr::copy_nonoverlapping(s, d, head);
+                let mut at = head;
+                while at < head + body {
+                    let v = _mm_loadu_si128(s.add(at) as *const __m128i);
+                    _mm_stream_si128(d.add(at) as *mut __m128i, v);
+                    at += 16;
+                }
+                std::ptr::copy_nonoverlapping(s.add(at), d.add(at), bytes - at);
+            }
+            return;
+        }
+    }
+    for (d, &v) in dst[..n].iter_mut().zip(src) {
+        d.write(v);
+    }
+}
+
+/// Orders earlier non-temporal stores before later stores.
+#[inline(always)]
+fn stream_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a store fence has no preconditions.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+}
+
+/// Lays out the elements that input A (`first`) or B of `plan` contributes to output elements
+/// `g0..g0 + buf.len()` contiguously in `buf`.
+#[inline(always)]
+fn gather<T: Copy>(plan: &Plan, first: bool, leaf: &[T], g0: usize, buf: &mut [MaybeUninit<T>]) {
+    plan.runs(g0, g0 + buf.len(), |r| {
+        let dst = &mut buf[r.start - g0..r.start - g0 + r.len];
+        let (at, step) = if first {
+            (r.a, r.a_step)
+        } else {
+            (r.b, r.b_step)
+        };
+        if step {
+            for (d, &v) in dst.iter_mut().zip(&leaf[at..at + r.len]) {
+                d.write(v);
+            }
+        } else {
+            let v = leaf[at];
+            for d in dst {
+                d.write(v);
+            }
+        }
+        true
+    });
 }
 
 /// The initialised prefix `..len` of a buffer a step has filled.
@@ -576,6 +656,14 @@ where
         let mut bufs: Vec<Vec<MaybeUninit<T>>> =
             (0..last).map(|_| vec![MaybeUninit::uninit(); t]).collect();
         let mut own = vec![MaybeUninit::uninit(); if self.alias.is_some() { t } else { 0 }];
+        // Broadcast operands of the tile, laid out contiguously.
+        let gather_len = if self.flat { 0 } else { t };
+        let (mut gx, mut gy) = (
+            vec![MaybeUninit::uninit(); gather_len],
+            vec![MaybeUninit::uninit(); gather_len],
+        );
+        // With streaming, the last step's tile, copied out with non-temporal stores.
+        let mut last_buf = vec![MaybeUninit::uninit(); if self.stream { t } else { 0 }];
         let mut limit = self.steps.len();
         let mut failure = None;
         let mut s = 0;
@@ -590,6 +678,7 @@ where
                 let (done, rest) = bufs.split_at_mut(k.min(last));
                 let target: &mut [MaybeUninit<T>] = match rest.first_mut() {
                     Some(b) if k < last => &mut b[..len],
+                    _ if self.stream => &mut last_buf[..len],
                     _ => &mut out[s..s + len],
                 };
                 let src =
@@ -626,30 +715,54 @@ where
                         });
                     }
                 } else {
-                    step.plan.runs(g0, g0 + len, |r| {
-                        let off = r.start - g0;
-                        let x = src(step.x, r.a, r.a_step, off, r.len);
-                        let y = src(step.y, r.b, r.b_step, off, r.len);
-                        match (self.run)(k, x, y, &mut target[off..off + r.len]) {
-                            Ok(()) => true,
-                            Err((i, error)) => {
-                                err = Some(Failure {
-                                    step: k,
-                                    at: r.start + i,
-                                    error,
-                                });
-                                false
-                            }
+                    // Broadcast leaves are gathered into contiguous tile buffers (a fill per
+                    // repeated run, a copy per stepping one); then one call for the tile.
+                    let broadcast = |op: Operand| match op {
+                        Operand::Leaf(l)
+                            if Some(l) != self.alias && self.leaves[l].len() != self.n =>
+                        {
+                            Some(self.leaves[l])
                         }
-                    });
+                        _ => None,
+                    };
+                    let (bx, by) = (broadcast(step.x), broadcast(step.y));
+                    if let Some(leaf) = bx {
+                        gather(&step.plan, true, leaf, g0, &mut gx[..len]);
+                    }
+                    if let Some(leaf) = by {
+                        gather(&step.plan, false, leaf, g0, &mut gy[..len]);
+                    }
+                    // SAFETY: `gather` wrote the whole tile.
+                    let x = match bx {
+                        Some(_) => Src::Slice(unsafe { filled(&gx, len) }),
+                        None => src(step.x, g0, true, 0, len),
+                    };
+                    let y = match by {
+                        Some(_) => Src::Slice(unsafe { filled(&gy, len) }),
+                        None => src(step.y, g0, true, 0, len),
+                    };
+                    if let Err((i, error)) = (self.run)(k, x, y, target) {
+                        err = Some(Failure {
+                            step: k,
+                            at: g0 + i,
+                            error,
+                        });
+                    }
                 }
                 if let Some(f) = err {
                     failure = Some(f);
                     limit = k;
                     break;
                 }
+                if k == last && self.stream {
+                    // SAFETY: the last step succeeded, so it filled its tile.
+                    stream_copy(unsafe { filled(&last_buf, len) }, &mut out[s..s + len]);
+                }
             }
             s += len;
+        }
+        if self.stream {
+            stream_fence();
         }
         failure
     }
