@@ -571,7 +571,10 @@ fn stream_copy<T: Copy>(src: &[T], dst: &mut [MaybeUninit<T>]) {
         let d = dst.as_mut_ptr() as *mut u8;
         let s = src.as_ptr() as *const u8;
         let head = (d as usize).wrapping_neg() % 16;
-        if std::mem::size_of::<T>() > 0 && head % std::mem::size_of::<T>() == 0 && head <= bytes {
+        if std::mem::size_of::<T>() > 0
+            && head.is_multiple_of(std::mem::size_of::<T>())
+            && head <= bytes
+        {
             let body = (bytes - head) / 16 * 16;
             // SAFETY: all offsets stay within the `bytes` both slices hold; `d + head` is
             // 16-byte aligned for the streaming stores; `T` is plain data (copied as bytes).
