@@ -162,6 +162,13 @@ fn tensor(rng: &mut Rng, ty: &str, shape: &[usize]) -> Tensor {
     fn arr<T: ovir::Element>(shape: &[usize], v: Vec<T>) -> Tensor {
         ArrayD::from_shape_vec(IxDyn(shape), v).unwrap().into()
     }
+    fn ints<T: ovir::Element + TryFrom<i64>>(shape: &[usize], v: Vec<i64>) -> Tensor {
+        let v = v
+            .into_iter()
+            .map(|x| T::try_from(x).ok().unwrap())
+            .collect();
+        arr(shape, v)
+    }
     match ty {
         "f32" => arr(
             shape,
@@ -175,31 +182,10 @@ fn tensor(rng: &mut Rng, ty: &str, shape: &[usize]) -> Tensor {
                 .map(|_| f16::from_f32((rng.next() % 2001) as f32 / 100.0 - 10.0))
                 .collect::<Vec<f16>>(),
         ),
-        "i32" => arr(
-            shape,
-            int(rng, -1000, 1000)
-                .into_iter()
-                .map(|v| v as i32)
-                .collect::<Vec<i32>>(),
-        ),
-        "i8" => arr(
-            shape,
-            int(rng, -128, 127)
-                .into_iter()
-                .map(|v| v as i8)
-                .collect::<Vec<i8>>(),
-        ),
-        "u8" => arr(
-            shape,
-            int(rng, 1, 255)
-                .into_iter()
-                .map(|v| v as u8)
-                .collect::<Vec<u8>>(),
-        ),
-        "i64" => arr(
-            shape,
-            int(rng, -5000, 5000).into_iter().collect::<Vec<i64>>(),
-        ),
+        "i32" => ints::<i32>(shape, int(rng, -1000, 1000)),
+        "i8" => ints::<i8>(shape, int(rng, -128, 127)),
+        "u8" => ints::<u8>(shape, int(rng, 1, 255)),
+        "i64" => ints::<i64>(shape, int(rng, -5000, 5000)),
         other => panic!("no generator for {other}"),
     }
 }
