@@ -271,7 +271,8 @@ fn steps(shape: &[usize], rank: usize) -> Vec<usize> {
 }
 
 impl Plan {
-    /// The plan for `a` and `b` under `spec`, or `None` if the shapes do not broadcast.
+    /// The plan for `a` and `b` under `spec`, or `None` if the shapes do not broadcast or the
+    /// output has more elements than `usize` counts.
     pub fn new(spec: AutoBroadcast, a: &[usize], b: &[usize]) -> Option<Plan> {
         let to64 = |s: &[usize]| s.iter().map(|&d| d as u64).collect::<Vec<_>>();
         let out: Vec<usize> = spec
@@ -280,6 +281,9 @@ impl Plan {
             .iter()
             .map(|&d| usize::try_from(d).ok())
             .collect::<Option<_>>()?;
+        // The element count must fit in memory's address space (checked here, so that
+        // `len` cannot overflow).
+        out.iter().try_fold(1usize, |n, &d| n.checked_mul(d))?;
         let b_shape = match spec {
             AutoBroadcast::Pdpd { axis, .. } => pdpd_b_as_numpy(a.len(), b, axis)?,
             _ => b.to_vec(),

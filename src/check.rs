@@ -39,6 +39,7 @@ impl FileReport {
 pub fn check_file(path: &Path, options: &CheckOptions) -> FileReport {
     let load = LoadOptions {
         weights: options.weights.clone(),
+        ..LoadOptions::default()
     };
     let mut report = FileReport {
         file: path.to_owned(),

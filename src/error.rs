@@ -278,6 +278,16 @@ pub enum ErrorKind {
     DivisionOverflow { index: String },
     #[error("{message}")]
     Eval { message: String },
+    #[error(
+        "the {what} needs {}, but {} of the {} memory budget are in use (raise it with --max-memory)",
+        crate::memory::bytes_text(*needed), crate::memory::bytes_text(*in_use), crate::memory::bytes_text(*limit)
+    )]
+    MemoryBudget {
+        what: &'static str,
+        needed: u64,
+        in_use: u64,
+        limit: u64,
+    },
     #[error("the model has no input named {name:?} (its inputs: {})", known.join(", "))]
     UnknownInput { name: String, known: Vec<String> },
     #[error("input {name:?} is not given")]
@@ -406,6 +416,7 @@ impl ErrorKind {
             DivisionByZero { .. } => "E601",
             DivisionOverflow { .. } => "E602",
             Eval { .. } => "E603",
+            MemoryBudget { .. } => "E604",
             UnknownInput { .. } => "E610",
             InputNotGiven { .. } => "E611",
             InputGivenTwice { .. } => "E612",

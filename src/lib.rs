@@ -12,6 +12,7 @@ pub mod graph;
 pub mod info;
 pub mod io;
 pub mod ir;
+pub mod memory;
 pub mod model;
 pub mod ops;
 pub mod shape;

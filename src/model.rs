@@ -12,6 +12,9 @@ use crate::weights::Weights;
 pub struct LoadOptions {
     /// The weights file; by default the `.bin` beside the `.xml`.
     pub weights: Option<PathBuf>,
+    /// The memory budget of runs in bytes (see [`Model::memory_limit`]); by default the
+    /// machine's physical memory.
+    pub max_memory: Option<u64>,
 }
 
 /// A loaded and validated OpenVINO IR model.
@@ -24,6 +27,7 @@ pub struct LoadOptions {
 #[derive(Debug)]
 pub struct Model {
     graph: Graph,
+    memory_limit: u64,
 }
 
 impl Model {
@@ -65,7 +69,23 @@ impl Model {
         };
         let weights = Weights::open(weights_path.clone())?;
         let graph = crate::graph::build(file, text, weights_path, weights)?;
-        Ok(Model { graph })
+        Ok(Model {
+            graph,
+            memory_limit: options
+                .max_memory
+                .unwrap_or_else(crate::memory::default_limit),
+        })
+    }
+
+    /// The memory budget of runs, in bytes: every tensor a run makes (outputs of layers,
+    /// copies of Consts) is checked against it, with the inputs, before it is allocated; a run
+    /// that would exceed it fails with E604 instead of exhausting the machine.
+    pub fn memory_limit(&self) -> u64 {
+        self.memory_limit
+    }
+
+    pub fn set_memory_limit(&mut self, bytes: u64) {
+        self.memory_limit = bytes;
     }
 
     pub fn graph(&self) -> &Graph {

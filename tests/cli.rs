@@ -383,3 +383,33 @@ fn bench_reports_latency_in_milliseconds() {
         "{usage}"
     );
 }
+
+#[test]
+fn memory_budget_is_checked_before_allocating() {
+    // [100000,1] - [1,100000]: a 37 GiB output from 0.8 MB of inputs.
+    insta::assert_snapshot!(ovir(&[
+        "run",
+        "ir_samples/hostile/broadcast_bomb.xml",
+        "--random-inputs",
+        "--max-memory",
+        "1G",
+    ]));
+    // Inputs count too, before they are made.
+    insta::assert_snapshot!(ovir(&[
+        "run",
+        "ir_samples/hostile/broadcast_bomb.xml",
+        "--random-inputs",
+        "--max-memory",
+        "100K",
+    ]));
+    // With the machine's default budget it is still refused, never allocated.
+    let text = ovir(&[
+        "run",
+        "ir_samples/hostile/broadcast_bomb.xml",
+        "--random-inputs",
+    ]);
+    assert!(
+        text.starts_with("exit code: 2\n") && text.contains("error[E604]"),
+        "{text}"
+    );
+}

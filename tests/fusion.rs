@@ -300,5 +300,13 @@ fn large_streamed_outputs_are_exact() {
             .collect();
         assert!(got == want, "streamed output differs from the plain loop");
     }
+    // The budget: in place, the fused run needs nothing beyond its inputs; with shared
+    // inputs the output needs its own 8.7 MB and is refused before it is allocated.
+    let mut model = model;
+    let inputs_bytes = ((rows * cols + cols) * 4) as u64;
+    model.set_memory_limit(inputs_bytes + 4096);
+    assert!(model.run(inputs()).is_ok());
+    let refused = model.run_shared(shared.iter().cloned()).unwrap_err();
+    assert_eq!(refused.code(), "E604", "{refused}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -85,7 +85,7 @@ pub fn bench(args: &BenchArgs) -> ExitStatus {
         eprintln!("error: --iterations must be at least 1");
         return ExitStatus::Error;
     }
-    let model = match load_model(&args.model, args.weights.as_deref()) {
+    let model = match load_model(&args.model, args.weights.as_deref(), args.input.max_memory) {
         Ok(m) => m,
         Err(status) => return status,
     };

@@ -21,7 +21,7 @@ pub struct InfoArgs {
 }
 
 pub fn info(args: &InfoArgs) -> ExitStatus {
-    let model = match load_model(&args.model, args.weights.as_deref()) {
+    let model = match load_model(&args.model, args.weights.as_deref(), None) {
         Ok(m) => m,
         Err(status) => return status,
     };

@@ -69,9 +69,11 @@ pub fn run(cli: Cli) -> ExitStatus {
 pub fn load_model(
     model: &std::path::Path,
     weights: Option<&std::path::Path>,
+    max_memory: Option<u64>,
 ) -> Result<ovir::Model, ExitStatus> {
     let options = ovir::LoadOptions {
         weights: weights.map(|w| w.to_owned()),
+        max_memory,
     };
     ovir::Model::load_with(model, &options).map_err(|e| {
         eprint!("{}", report::render_errors(&e));

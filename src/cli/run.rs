@@ -12,6 +12,8 @@ use ovir::{ElementType, InputKey, Severity, Tensor};
 
 use super::diff::{ToleranceArgs, finish};
 use super::report::{render, render_errors};
+use ovir::memory::Budget;
+
 use super::{ARRAY_LIMIT, ExitStatus, Format, load_model, print_stdout};
 
 /// Where inputs come from (shared by `run` and `bench`).
@@ -34,6 +36,10 @@ pub struct InputArgs {
     /// The shape of a dynamic input for --random-inputs, e.g. `--shape x=[1,3,8]` (repeatable).
     #[arg(long, value_name = "NAME=SHAPE", value_parser = parse_shape_arg)]
     pub shape: Vec<(String, PartialShape)>,
+    /// Memory budget for inputs and every tensor the run makes, e.g. `512M`, `8G` (default:
+    /// the machine's physical memory). Checked before allocating; exceeding it is error E604.
+    #[arg(long, value_name = "SIZE", value_parser = ovir::memory::parse_size)]
+    pub max_memory: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -72,9 +78,20 @@ fn fail(msg: impl std::fmt::Display) -> ExitStatus {
 }
 
 /// A `.npy` file as an input of element type `want` (float32 files feed bf16 inputs).
-fn load_input(path: &Path, want: Option<ElementType>) -> Result<Tensor, String> {
-    let t = npy::read(path, ARRAY_LIMIT).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(npy::for_input(t, want))
+fn load_input(
+    path: &Path,
+    want: Option<ElementType>,
+    budget: &mut Budget,
+) -> Result<Tensor, String> {
+    let left = budget.limit.saturating_sub(budget.in_use).min(ARRAY_LIMIT);
+    let t = npy::read(path, left).map_err(|e| format!("{}: {e}", path.display()))?;
+    let t = npy::for_input(t, want);
+    budget.add(
+        t.element_type()
+            .storage_bytes(t.len() as u64)
+            .unwrap_or(u64::MAX),
+    );
+    Ok(t)
 }
 
 /// A concrete shape for a random input: `--shape` if given, else the partial shape with each
@@ -95,7 +112,7 @@ fn random_shape(
 }
 
 pub fn run(args: &RunArgs) -> ExitStatus {
-    let model = match load_model(&args.model, args.weights.as_deref()) {
+    let model = match load_model(&args.model, args.weights.as_deref(), args.input.max_memory) {
         Ok(m) => m,
         Err(status) => return status,
     };
@@ -199,6 +216,10 @@ pub fn gather(
     let find = |name: &str| (0..g.inputs.len()).find(|&i| g.input_names(i).contains(&name));
 
     let mut bound: Vec<(InputKey, Tensor)> = Vec::new();
+    let mut budget = Budget {
+        limit: model.memory_limit(),
+        in_use: 0,
+    };
     let mut position = 0;
     for spec in &args.inputs {
         let (key, file) = match spec.split_once('=') {
@@ -212,7 +233,7 @@ pub fn gather(
             InputKey::Name(n) => find(n),
             InputKey::Index(i) => Some(*i).filter(|&i| i < g.inputs.len()),
         };
-        match load_input(Path::new(file), index.and_then(element_type)) {
+        match load_input(Path::new(file), index.and_then(element_type), &mut budget) {
             Ok(t) => bound.push((key, t)),
             Err(e) => return Err(fail(e)),
         }
@@ -242,7 +263,7 @@ pub fn gather(
                         .join(", ")
                 )));
             };
-            match load_input(&path, element_type(i)) {
+            match load_input(&path, element_type(i), &mut budget) {
                 Ok(t) => bound.push((InputKey::Index(i), t)),
                 Err(e) => return Err(fail(e)),
             }
@@ -265,6 +286,15 @@ pub fn gather(
                 Ok(s) => s,
                 Err(e) => return Err(fail(e)),
             };
+            let needed = shape
+                .iter()
+                .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+                .and_then(|n| p.element_type.storage_bytes(n))
+                .unwrap_or(u64::MAX);
+            if let Err(kind) = budget.check("input", needed) {
+                return Err(fail(format!("input {name:?}: {kind}")));
+            }
+            budget.add(needed);
             let Some(t) = random::tensor(p.element_type, &shape, &mut rng) else {
                 return Err(fail(format!(
                     "input {name:?}: ovir cannot make random {} values",

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use super::{Value, Values, eval_error, internal};
 use crate::error::Error;
 use crate::graph::{Graph, Src as Source};
+use crate::memory::Budget;
 use crate::ops::kernel::{self, Operand, Step};
 use crate::ops::{Arith, Elementwise, EvalError, Op};
 use crate::tensor::{Element, Tensor};
@@ -62,6 +63,7 @@ pub(super) fn run(
     members: &[usize],
     values: &mut Values,
     uses: &[Vec<usize>],
+    budget: &mut Budget,
 ) -> Result<Arc<Tensor>, (usize, Error)> {
     let root = members[members.len() - 1];
     let missing = || internal(g, root, "an input was not computed");
@@ -122,7 +124,7 @@ pub(super) fn run(
         .is_some_and(|o| steps.len() == members.len() && steps.iter().all(|s| &s.plan.out == o));
     let (true, Some(out_shape)) = (fusable, out_shape) else {
         drop(tensors);
-        return one_by_one(g, members, values);
+        return one_by_one(g, members, values, budget);
     };
     // A leaf whose last use is this group, of the output's shape and not shared, lends its
     // buffer to the output.
@@ -154,6 +156,18 @@ pub(super) fn run(
             }
         }
     });
+    match &reuse {
+        // The output takes over the leaf's bytes (counted again when it is stored).
+        Some((_, t)) => budget.remove(super::tensor_bytes(t)),
+        None => {
+            let needed = ty
+                .storage_bytes(out_shape.iter().product::<usize>() as u64)
+                .unwrap_or(u64::MAX);
+            budget
+                .check("output", needed)
+                .map_err(|k| (root, Error::at(k, g.locate(root, None))))?;
+        }
+    }
     let kinds: Vec<Elementwise> = kinds.into_iter().map(|(_, k)| k).collect();
     let fail = |f: kernel::Failure| {
         let m = members[f.step];
@@ -224,7 +238,9 @@ pub(super) fn one_by_one(
     g: &Graph,
     members: &[usize],
     values: &Values,
+    budget: &Budget,
 ) -> Result<Arc<Tensor>, (usize, Error)> {
+    let mut budget = *budget;
     let mut local: HashMap<usize, Arc<Tensor>> = HashMap::new();
     let mut last = None;
     for &m in members {
@@ -236,11 +252,22 @@ pub(super) fn one_by_one(
                 None => values[src.node][src.port]
                     .as_ref()
                     .ok_or_else(|| internal(g, m, "an input was not computed"))
-                    .and_then(|v| v.tensor(g)),
+                    .and_then(|v| v.tensor(g, &budget)),
             }
             .map_err(|e| (m, e))
         };
         let (a, b) = (arg(0)?, arg(1)?);
+        if let Some((spec, _)) = node.op.elementwise()
+            && let Some(plan) = crate::broadcast::Plan::new(spec, a.shape(), b.shape())
+        {
+            let needed = a
+                .element_type()
+                .storage_bytes(plan.len() as u64)
+                .unwrap_or(u64::MAX);
+            budget
+                .check("output", needed)
+                .map_err(|k| (m, Error::at(k, g.locate(m, None))))?;
+        }
         let t = match &node.op {
             Op::Subtract(s) => s.eval(&a, &b),
             Op::Divide(d) => d.eval(&a, &b),
@@ -248,6 +275,7 @@ pub(super) fn one_by_one(
         }
         .map_err(|e| (m, eval_error(g, m, e)))?;
         let t = Arc::new(t);
+        budget.add(super::tensor_bytes(&t));
         local.insert(m, t.clone());
         last = Some(t);
     }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind};
 use crate::graph::{Graph, Node};
+use crate::memory::Budget;
 use crate::model::Model;
 use crate::ops::{EvalError, Op};
 use crate::shape::PartialShape;
@@ -85,7 +86,7 @@ impl Model {
     ) -> Result<Vec<Output>, Error> {
         let g = self.graph();
         let bound = bind(g, inputs.into_iter().map(|(k, t)| (k, Arc::new(t))))?;
-        execute(g, bound, None)
+        execute(g, bound, self.memory_limit(), None)
     }
 
     /// Runs the model on shared input tensors, which are not copied (for repeated runs on the
@@ -96,7 +97,7 @@ impl Model {
     ) -> Result<Vec<Output>, Error> {
         let g = self.graph();
         let bound = bind(g, inputs)?;
-        execute(g, bound, None)
+        execute(g, bound, self.memory_limit(), None)
     }
 
     /// Runs the model like [`Model::run`], showing `observe` every layer output (Parameters,
@@ -109,7 +110,7 @@ impl Model {
     ) -> Result<Vec<Output>, Error> {
         let g = self.graph();
         let bound = bind(g, inputs.into_iter().map(|(k, t)| (k, Arc::new(t))))?;
-        execute(g, bound, Some(&mut observe))
+        execute(g, bound, self.memory_limit(), Some(&mut observe))
     }
 }
 
@@ -231,15 +232,27 @@ impl Value<'_> {
         }
     }
 
-    /// The value as a tensor (a Const's bytes are copied).
-    fn tensor(&self, g: &Graph) -> Result<Arc<Tensor>, Error> {
+    /// The value as a tensor (a Const's bytes are copied, within the budget).
+    fn tensor(&self, g: &Graph, budget: &Budget) -> Result<Arc<Tensor>, Error> {
         match self {
             Value::Tensor(t) => Ok(t.clone()),
-            Value::Mapped(m) => Tensor::from_le_bytes(m.ty, &m.shape, m.bytes)
-                .map(Arc::new)
-                .ok_or_else(|| internal(g, m.node, "a Const's bytes do not match its shape")),
+            Value::Mapped(m) => {
+                budget
+                    .check("copy of the Const", m.bytes.len() as u64)
+                    .map_err(|k| Error::at(k, g.locate(m.node, None)))?;
+                Tensor::from_le_bytes(m.ty, &m.shape, m.bytes)
+                    .map(Arc::new)
+                    .ok_or_else(|| internal(g, m.node, "a Const's bytes do not match its shape"))
+            }
         }
     }
+}
+
+/// Bytes a tensor holds.
+fn tensor_bytes(t: &Tensor) -> u64 {
+    t.element_type()
+        .storage_bytes(t.len() as u64)
+        .unwrap_or(u64::MAX)
 }
 
 /// Computed values: per node, per output port.
@@ -272,6 +285,7 @@ fn eval_error(g: &Graph, node: usize, e: EvalError) -> Error {
 fn execute(
     g: &Graph,
     inputs: Vec<Arc<Tensor>>,
+    limit: u64,
     mut observe: Option<&mut Observer<'_>>,
 ) -> Result<Vec<Output>, Error> {
     let mut dead = vec![false; g.nodes.len()];
@@ -300,6 +314,11 @@ fn execute(
                 .collect()
         })
         .collect();
+    // Inputs count against the budget; each tensor made is checked before it is allocated.
+    let mut budget = Budget {
+        limit,
+        in_use: inputs.iter().map(|t| tensor_bytes(t)).sum(),
+    };
     let mut inputs: Vec<Option<Arc<Tensor>>> = inputs.into_iter().map(Some).collect();
     let input_of: HashMap<usize, usize> =
         g.inputs.iter().enumerate().map(|(k, &n)| (n, k)).collect();
@@ -312,14 +331,15 @@ fn execute(
         }
         let group: &[usize] = members.get(&i).map_or(std::slice::from_ref(&i), |m| m);
         let node = &g.nodes[i];
-        let arg = |values: &Values, j: usize| -> Result<Arc<Tensor>, (usize, Error)> {
-            let src = node.inputs[j].source;
-            values[src.node][src.port]
-                .as_ref()
-                .ok_or_else(|| internal(g, i, "an input was not computed"))
-                .and_then(|v| v.tensor(g))
-                .map_err(|e| (i, e))
-        };
+        let arg =
+            |values: &Values, budget: &Budget, j: usize| -> Result<Arc<Tensor>, (usize, Error)> {
+                let src = node.inputs[j].source;
+                values[src.node][src.port]
+                    .as_ref()
+                    .ok_or_else(|| internal(g, i, "an input was not computed"))
+                    .and_then(|v| v.tensor(g, budget))
+                    .map_err(|e| (i, e))
+            };
         let computed: Result<Option<Value<'_>>, (usize, Error)> = match &node.op {
             Op::Parameter(_) => Ok(input_of
                 .get(&i)
@@ -328,15 +348,23 @@ fn execute(
             Op::Const(c) => const_bytes(g, i, c)
                 .map(|m| Some(Value::Mapped(m)))
                 .map_err(|e| (i, e)),
-            Op::Convert(c) => arg(&values, 0).and_then(|x| {
+            Op::Convert(c) => arg(&values, &budget, 0).and_then(|x| {
+                let needed = c
+                    .destination_type
+                    .storage_bytes(x.len() as u64)
+                    .unwrap_or(u64::MAX);
+                budget
+                    .check("output", needed)
+                    .map_err(|k| (i, Error::at(k, g.locate(i, None))))?;
                 c.eval(&x)
                     .map(|t| Some(Value::Tensor(Arc::new(t))))
                     .map_err(|e| (i, eval_error(g, i, e)))
             }),
             Op::Subtract(_) | Op::Divide(_) => {
-                group::run(g, group, &mut values, &uses).map(|t| Some(Value::Tensor(t)))
+                group::run(g, group, &mut values, &uses, &mut budget)
+                    .map(|t| Some(Value::Tensor(t)))
             }
-            Op::Result(_) => arg(&values, 0).map(|t| {
+            Op::Result(_) => arg(&values, &budget, 0).map(|t| {
                 results.insert(i, t);
                 None
             }),
@@ -356,7 +384,7 @@ fn execute(
                 if before.is_empty() {
                     return Err(e);
                 }
-                return Err(group::one_by_one(g, &before, &values)
+                return Err(group::one_by_one(g, &before, &values, &budget)
                     .err()
                     .map_or(e, |(_, e)| e));
             }
@@ -366,8 +394,11 @@ fn execute(
                 observe(Produced {
                     node,
                     port: 0,
-                    tensor: &*v.tensor(g)?,
+                    tensor: &*v.tensor(g, &budget)?,
                 })?;
+            }
+            if let Value::Tensor(t) = &v {
+                budget.add(tensor_bytes(t));
             }
             values[i][0] = Some(v);
         }
@@ -375,7 +406,12 @@ fn execute(
             let u = &mut uses[p.source.node][p.source.port];
             *u = u.saturating_sub(1);
             if *u == 0 {
-                values[p.source.node][p.source.port] = None;
+                // Freed unless a Result or the caller still holds it.
+                if let Some(Value::Tensor(t)) = values[p.source.node][p.source.port].take()
+                    && Arc::strong_count(&t) == 1
+                {
+                    budget.remove(tensor_bytes(&t));
+                }
             }
         }
     }
