@@ -402,6 +402,24 @@ fn memory_budget_is_checked_before_allocating() {
         "--max-memory",
         "100K",
     ]));
+    // An input file larger than the budget is refused before it is read.
+    let dir = temp_dir("budget_npy");
+    let big = dir.join("big.npy");
+    std::fs::write(&big, vec![0u8; 3 << 20]).unwrap();
+    let a = format!("a={}", big.display());
+    let text = ovir(&[
+        "run",
+        "ir_samples/int_divide/model.xml",
+        "-i",
+        &a,
+        "--max-memory",
+        "1M",
+    ]);
+    assert!(
+        text.starts_with("exit code: 2\n") && text.contains("more than the limit of 1048576"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
     // With the machine's default budget it is still refused, never allocated.
     let text = ovir(&[
         "run",

@@ -310,6 +310,16 @@ pub fn read(path: &Path, limit: u64) -> Result<Tensor, NpyError> {
 
 /// Reads an `.npy` file, booleans included.
 pub fn read_array(path: &Path, limit: u64) -> Result<Array, NpyError> {
+    // A file far larger than the limit is refused before it is read (headers are at most a
+    // few KiB; version 2 allows 4 GiB, which no writer uses).
+    let size = std::fs::metadata(path)
+        .map_err(|e| NpyError(format!("cannot read: {e}")))?
+        .len();
+    if size > limit.saturating_add(1 << 20) {
+        return err(format!(
+            "the file has {size} bytes, more than the limit of {limit} for its data"
+        ));
+    }
     let bytes = std::fs::read(path).map_err(|e| NpyError(format!("cannot read: {e}")))?;
     read_array_bytes(&bytes, limit)
 }
