@@ -492,18 +492,18 @@ pub fn fused<T: Element>(
         },
         None => &mut data.spare_capacity_mut()[..n],
     };
-    let flat = steps.iter().all(|s| {
-        let leaf_ok = |o: Operand| match o {
-            Operand::Leaf(l) => Some(l) == alias || leaves[l].len() == n || leaves[l].len() == 1,
-            Operand::Step(_) => true,
-        };
-        s.plan.dims().len() <= 1 && leaf_ok(s.x) && leaf_ok(s.y)
+    // Whether some step reads a leaf that is neither full-size (read in place) nor one value
+    // (repeated): such a leaf is gathered tile by tile.
+    let gathers = steps.iter().flat_map(|s| [s.x, s.y]).any(|o| match o {
+        Operand::Leaf(l) => Some(l) != alias && leaves[l].len() != n && leaves[l].len() != 1,
+        Operand::Step(_) => false,
     });
     // An output far larger than the caches, and not read just before (as a reused leaf is),
     // bypasses them: no read of each line before it is overwritten.
     let stream = alias.is_none() && n.saturating_mul(std::mem::size_of::<T>()) >= STREAM_MIN;
-    // A lone flat step runs over whole chunks; anything else goes tile by tile.
-    let tile = if steps.len() == 1 && alias.is_none() && flat && !stream {
+    // A lone step with nothing to gather or copy runs over whole chunks; anything else goes
+    // tile by tile.
+    let tile = if steps.len() == 1 && alias.is_none() && !gathers && !stream {
         usize::MAX
     } else {
         TILE
@@ -511,7 +511,7 @@ pub fn fused<T: Element>(
     let group = Group {
         stream,
         n,
-        flat,
+        gathers,
         steps,
         leaves,
         alias,
@@ -546,8 +546,8 @@ struct Group<'g, T, F> {
     stream: bool,
     /// Output elements.
     n: usize,
-    /// Every step is one run over the whole output (its leaves are full-size or one value).
-    flat: bool,
+    /// Whether a broadcast leaf is gathered into tile buffers.
+    gathers: bool,
     steps: &'g [Step],
     leaves: &'g [&'g [T]],
     alias: Option<usize>,
@@ -645,28 +645,19 @@ where
     T: Element,
     F: Fn(usize, Src<'_, T>, Src<'_, T>, &mut [MaybeUninit<T>]) -> RunResult + Sync,
 {
-    /// Computes output elements `start..start + out.len()`, tile by tile. After a step fails,
-    /// only the steps before it go on (one of them may still fail further on, and that would be
-    /// the group's first failure); the output is no longer written.
+    /// Computes output elements `start..start + out.len()`, tile by tile, one call of `run`
+    /// per step and tile. After a step fails, only the steps before it go on (one of them may
+    /// still fail further on, and that would be the group's first failure); the output is no
+    /// longer written.
     fn chunk(&self, start: usize, out: &mut [MaybeUninit<T>]) -> Option<Failure> {
-        vectorised(|| self.chunk_plain(start, out))
-    }
-
-    #[inline(always)]
-    fn chunk_plain(&self, start: usize, out: &mut [MaybeUninit<T>]) -> Option<Failure> {
         let last = self.steps.len() - 1;
         let t = self.tile.min(out.len());
-        let mut bufs: Vec<Vec<MaybeUninit<T>>> =
-            (0..last).map(|_| vec![MaybeUninit::uninit(); t]).collect();
-        let mut own = vec![MaybeUninit::uninit(); if self.alias.is_some() { t } else { 0 }];
-        // Broadcast operands of the tile, laid out contiguously.
-        let gather_len = if self.flat { 0 } else { t };
-        let (mut gx, mut gy) = (
-            vec![MaybeUninit::uninit(); gather_len],
-            vec![MaybeUninit::uninit(); gather_len],
-        );
+        let tile_buf = |used: bool| vec![MaybeUninit::uninit(); if used { t } else { 0 }];
+        let mut bufs: Vec<Vec<MaybeUninit<T>>> = (0..last).map(|_| tile_buf(true)).collect();
+        let mut own = tile_buf(self.alias.is_some());
+        let (mut gx, mut gy) = (tile_buf(self.gathers), tile_buf(self.gathers));
         // With streaming, the last step's tile, copied out with non-temporal stores.
-        let mut last_buf = vec![MaybeUninit::uninit(); if self.stream { t } else { 0 }];
+        let mut last_buf = tile_buf(self.stream);
         let mut limit = self.steps.len();
         let mut failure = None;
         let mut s = 0;
@@ -684,76 +675,20 @@ where
                     _ if self.stream => &mut last_buf[..len],
                     _ => &mut out[s..s + len],
                 };
-                let src =
-                    |op: Operand, at: usize, step: bool, off: usize, n: usize| -> Src<'_, T> {
-                        match op {
-                            // SAFETY: earlier steps filled their whole tile; `own` holds the
-                            // tile's copy of the reused leaf, initialised.
-                            Operand::Step(j) => {
-                                Src::Slice(unsafe { &filled(&done[j], len)[off..off + n] })
-                            }
-                            Operand::Leaf(l) if Some(l) == self.alias => {
-                                Src::Slice(unsafe { &filled(&own, len)[off..off + n] })
-                            }
-                            Operand::Leaf(l) if step => Src::Slice(&self.leaves[l][at..at + n]),
-                            Operand::Leaf(l) => Src::Repeat(self.leaves[l][at]),
-                        }
-                    };
-                let mut err = None;
-                if self.flat {
-                    // One run per tile: no plan to walk.
-                    let whole = |op: Operand| match op {
-                        Operand::Leaf(l)
-                            if Some(l) != self.alias && self.leaves[l].len() != self.n =>
-                        {
-                            src(op, 0, false, 0, len)
-                        }
-                        _ => src(op, g0, true, 0, len),
-                    };
-                    if let Err((i, error)) = (self.run)(k, whole(step.x), whole(step.y), target) {
-                        err = Some(Failure {
-                            step: k,
-                            at: g0 + i,
-                            error,
-                        });
-                    }
-                } else {
-                    // Broadcast leaves are gathered into contiguous tile buffers (a fill per
-                    // repeated run, a copy per stepping one); then one call for the tile.
-                    let broadcast = |op: Operand| match op {
-                        Operand::Leaf(l)
-                            if Some(l) != self.alias && self.leaves[l].len() != self.n =>
-                        {
-                            Some(self.leaves[l])
-                        }
-                        _ => None,
-                    };
-                    let (bx, by) = (broadcast(step.x), broadcast(step.y));
-                    if let Some(leaf) = bx {
-                        gather(&step.plan, true, leaf, g0, &mut gx[..len]);
-                    }
-                    if let Some(leaf) = by {
-                        gather(&step.plan, false, leaf, g0, &mut gy[..len]);
-                    }
-                    // SAFETY: `gather` wrote the whole tile.
-                    let x = match bx {
-                        Some(_) => Src::Slice(unsafe { filled(&gx, len) }),
-                        None => src(step.x, g0, true, 0, len),
-                    };
-                    let y = match by {
-                        Some(_) => Src::Slice(unsafe { filled(&gy, len) }),
-                        None => src(step.y, g0, true, 0, len),
-                    };
-                    if let Err((i, error)) = (self.run)(k, x, y, target) {
-                        err = Some(Failure {
-                            step: k,
-                            at: g0 + i,
-                            error,
-                        });
-                    }
-                }
-                if let Some(f) = err {
-                    failure = Some(f);
+                let tile = Tile {
+                    done,
+                    own: &own,
+                    g0,
+                    len,
+                };
+                let x = self.operand(step, true, &tile, &mut gx);
+                let y = self.operand(step, false, &tile, &mut gy);
+                if let Err((i, error)) = (self.run)(k, x, y, target) {
+                    failure = Some(Failure {
+                        step: k,
+                        at: g0 + i,
+                        error,
+                    });
                     limit = k;
                     break;
                 }
@@ -769,6 +704,48 @@ where
         }
         failure
     }
+
+    /// Operand A (`first`) or B of `step` over a tile, as one run: an earlier step's tile, the
+    /// reused leaf's copy, a full-size leaf's own elements, a one-element leaf repeated, or a
+    /// broadcast leaf gathered into `buf`.
+    #[inline(always)]
+    fn operand<'a>(
+        &'a self,
+        step: &Step,
+        first: bool,
+        tile: &Tile<'a, T>,
+        buf: &'a mut [MaybeUninit<T>],
+    ) -> Src<'a, T> {
+        let (g0, len) = (tile.g0, tile.len);
+        // SAFETY (the `filled` calls): earlier steps filled their whole tile, `own` holds the
+        // tile's copy of the reused leaf, and `gather` writes the whole tile.
+        match if first { step.x } else { step.y } {
+            Operand::Step(j) => Src::Slice(unsafe { filled(&tile.done[j], len) }),
+            Operand::Leaf(l) if Some(l) == self.alias => {
+                Src::Slice(unsafe { filled(tile.own, len) })
+            }
+            Operand::Leaf(l) => {
+                let leaf = self.leaves[l];
+                if leaf.len() == self.n {
+                    Src::Slice(&leaf[g0..g0 + len])
+                } else if leaf.len() == 1 {
+                    Src::Repeat(leaf[0])
+                } else {
+                    gather(&step.plan, first, leaf, g0, &mut buf[..len]);
+                    Src::Slice(unsafe { filled(buf, len) })
+                }
+            }
+        }
+    }
+}
+
+/// The tile a step computes: output elements `g0..g0 + len`, with the earlier steps' tiles and
+/// the reused leaf's copy of it.
+struct Tile<'a, T> {
+    done: &'a [Vec<MaybeUninit<T>>],
+    own: &'a [MaybeUninit<T>],
+    g0: usize,
+    len: usize,
 }
 
 /// Computes `a op b` under `spec`, `run` being the op's loop over one run: it writes
