@@ -1,6 +1,6 @@
 //! Stage 4: execution. Runs a validated graph on input tensors in topological order: dead
 //! layers are skipped, chains of elementwise layers run fused and in place when they can
-//! ([`group`]), a tensor is freed after its last use, Results share their producer's tensor.
+//! (`group.rs`), a tensor is freed after its last use, Results share their producer's tensor.
 
 mod group;
 

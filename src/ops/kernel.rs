@@ -1,17 +1,18 @@
 //! Fast elementwise execution shared by the binary ops.
 //!
 //! An op supplies a loop over one run of the output (contiguous inputs, or one input
-//! repeated), written so the compiler vectorises it. [`binary`] walks the broadcast
-//! [`Plan`] (shapes coalesced to the fewest dims), splits the output into chunks that rayon
-//! computes in parallel above [`PARALLEL_MIN`] elements, and writes into an uninitialised
-//! buffer (no zero-fill pass). A kernel that fails (integer division by zero) reports the
-//! offset of the first failing element; the error named is the first in row-major order over
-//! the whole output.
+//! repeated), written so the compiler vectorises it ([`map`], compiled per vector unit and
+//! chosen at run time by [`vectorised`]). [`fused`] computes a group of such steps tile by
+//! tile (a single op is a group of one, [`binary`]): operands are read in place, repeated,
+//! or gathered from the broadcast [`Plan`] into a tile buffer; the output is split into chunks
+//! that rayon computes in parallel above [`PARALLEL_MIN`] elements and written into an
+//! uninitialised buffer (no zero-fill pass). A kernel that fails (integer division by zero)
+//! reports the offset of the first failing element; the error named is the first in row-major
+//! order, of the first step that fails.
 //!
-//! f16 and bf16 are computed in f32 blocks ([`widen`], [`narrow`]): the conversions run as
-//! vector instructions (F16C on x86-64 when the CPU has it, chosen at run time), and since f32
-//! carries more than twice the bits of either format, one rounding of the f32 result gives the
-//! correctly rounded narrow result.
+//! f16 and bf16 are computed through f32 ([`Narrow`]); since f32 carries more than twice the
+//! bits of either format, one rounding of the f32 result gives the correctly rounded narrow
+//! result.
 
 use std::mem::MaybeUninit;
 
@@ -170,20 +171,14 @@ fn map_plain<T: Copy, O: Copy>(
     }
 }
 
-/// A narrow float computed through f32.
+/// A narrow float computed through f32: `out[i] = round(f(widen(a[i]), widen(b[i])))`.
 pub trait Narrow: Copy + Send + Sync {
-    fn widen(src: &[Self], dst: &mut [f32]);
-    fn narrow(src: &[f32], dst: &mut [MaybeUninit<Self>]);
-    fn to_f32(self) -> f32;
-    /// Computes `out[i] = narrow(f(widen(a[i]), widen(b[i])))` in one pass, values kept in
-    /// vector registers, if this CPU can; `false` if not (then [`through_f32`] goes block by
-    /// block).
-    fn map_direct(
+    fn through_f32(
         a: Src<'_, Self>,
         b: Src<'_, Self>,
         out: &mut [MaybeUninit<Self>],
         f: impl Fn(f32, f32) -> f32 + Copy,
-    ) -> bool;
+    );
 }
 
 /// Whether the CPU converts f16 in hardware (F16C with AVX), unless `OVIR_SIMD=none`.
@@ -194,47 +189,69 @@ fn has_f16c() -> bool {
         && std::arch::is_x86_feature_detected!("avx")
 }
 
+/// f16: with AVX-512, in registers, 16 lanes at a time; otherwise widened to f32 blocks
+/// (F16C, 8 lanes, when the CPU has it), computed, and rounded back.
 impl Narrow for f16 {
-    fn widen(src: &[f16], dst: &mut [f32]) {
-        #[cfg(target_arch = "x86_64")]
-        if has_f16c() {
-            // SAFETY: the features were detected above.
-            unsafe { f16c::widen(src, dst) };
-            return;
-        }
-        for (d, s) in dst.iter_mut().zip(src) {
-            *d = s.to_f32();
-        }
-    }
-    fn narrow(src: &[f32], dst: &mut [MaybeUninit<f16>]) {
-        #[cfg(target_arch = "x86_64")]
-        if has_f16c() {
-            // SAFETY: the features were detected above.
-            unsafe { f16c::narrow(src, dst) };
-            return;
-        }
-        for (d, &s) in dst.iter_mut().zip(src) {
-            d.write(f16::from_f32(s));
-        }
-    }
-    fn to_f32(self) -> f32 {
-        f16::to_f32(self)
-    }
     #[inline(always)]
-    fn map_direct(
+    fn through_f32(
         a: Src<'_, f16>,
         b: Src<'_, f16>,
         out: &mut [MaybeUninit<f16>],
         f: impl Fn(f32, f32) -> f32 + Copy,
-    ) -> bool {
+    ) {
         #[cfg(target_arch = "x86_64")]
         if simd() == Simd::Avx512 && has_f16c() {
             // SAFETY: the features were detected.
             unsafe { f16c::map_avx512(a, b, out, f) };
-            return true;
+            return;
         }
-        let _ = (a, b, out, f);
-        false
+        let mut wa = [0f32; BLOCK];
+        let mut wb = [0f32; BLOCK];
+        let mut wo = [MaybeUninit::<f32>::uninit(); BLOCK];
+        let mut at = 0;
+        while at < out.len() {
+            let len = BLOCK.min(out.len() - at);
+            let xa = widen_f16_block(a, at, len, &mut wa);
+            let xb = widen_f16_block(b, at, len, &mut wb);
+            map(xa, xb, &mut wo[..len], f);
+            // SAFETY: `map` wrote all `len` elements of `wo`.
+            let done = unsafe { filled(&wo, len) };
+            narrow_f16(done, &mut out[at..at + len]);
+            at += len;
+        }
+    }
+}
+
+/// Elements `at..at + len` of `s` as f32 (widened into `buf` unless repeated).
+#[inline(always)]
+fn widen_f16_block<'b>(s: Src<'_, f16>, at: usize, len: usize, buf: &'b mut [f32]) -> Src<'b, f32> {
+    match s {
+        Src::Slice(s) => {
+            let (src, dst) = (&s[at..at + len], &mut buf[..len]);
+            #[cfg(target_arch = "x86_64")]
+            if has_f16c() {
+                // SAFETY: the features were detected.
+                unsafe { f16c::widen(src, dst) };
+                return Src::Slice(dst);
+            }
+            for (d, v) in dst.iter_mut().zip(src) {
+                *d = v.to_f32();
+            }
+            Src::Slice(dst)
+        }
+        Src::Repeat(v) => Src::Repeat(v.to_f32()),
+    }
+}
+
+fn narrow_f16(src: &[f32], dst: &mut [MaybeUninit<f16>]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_f16c() {
+        // SAFETY: the features were detected.
+        unsafe { f16c::narrow(src, dst) };
+        return;
+    }
+    for (d, &s) in dst.iter_mut().zip(src) {
+        d.write(f16::from_f32(s));
     }
 }
 
@@ -255,32 +272,18 @@ fn bf16_to_f32(v: bf16) -> f32 {
     f32::from_bits((v.to_bits() as u32) << 16)
 }
 
+/// bf16: both conversions are bit operations, which vectorise with the rest of the loop.
 impl Narrow for bf16 {
-    fn widen(src: &[bf16], dst: &mut [f32]) {
-        for (d, &s) in dst.iter_mut().zip(src) {
-            *d = bf16_to_f32(s);
-        }
-    }
-    fn narrow(src: &[f32], dst: &mut [MaybeUninit<bf16>]) {
-        for (d, &s) in dst.iter_mut().zip(src) {
-            d.write(bf16_from_f32(s));
-        }
-    }
-    fn to_f32(self) -> f32 {
-        bf16::to_f32(self)
-    }
-    /// Both conversions are bit operations, which vectorise with the rest of the loop.
     #[inline(always)]
-    fn map_direct(
+    fn through_f32(
         a: Src<'_, bf16>,
         b: Src<'_, bf16>,
         out: &mut [MaybeUninit<bf16>],
         f: impl Fn(f32, f32) -> f32 + Copy,
-    ) -> bool {
+    ) {
         map(a, b, out, |x, y| {
             bf16_from_f32(f(bf16_to_f32(x), bf16_to_f32(y)))
         });
-        true
     }
 }
 
@@ -368,24 +371,7 @@ mod f16c {
     }
 }
 
-/// Elements `at..at + len` of `s` as f32 (widened into `buf` unless repeated).
-#[inline(always)]
-fn widen_block<'b, T: Narrow>(
-    s: Src<'_, T>,
-    at: usize,
-    len: usize,
-    buf: &'b mut [f32],
-) -> Src<'b, f32> {
-    match s {
-        Src::Slice(s) => {
-            T::widen(&s[at..at + len], &mut buf[..len]);
-            Src::Slice(&buf[..len])
-        }
-        Src::Repeat(v) => Src::Repeat(v.to_f32()),
-    }
-}
-
-/// Runs an f32 operation on a narrow float type, block by block.
+/// Runs an f32 operation on a narrow float type (see [`Narrow`]).
 #[inline(always)]
 pub fn through_f32<T: Narrow>(
     a: Src<'_, T>,
@@ -393,23 +379,7 @@ pub fn through_f32<T: Narrow>(
     out: &mut [MaybeUninit<T>],
     f: impl Fn(f32, f32) -> f32 + Copy,
 ) {
-    if T::map_direct(a, b, out, f) {
-        return;
-    }
-    let mut wa = [0f32; BLOCK];
-    let mut wb = [0f32; BLOCK];
-    let mut wo = [MaybeUninit::<f32>::uninit(); BLOCK];
-    let mut at = 0;
-    while at < out.len() {
-        let len = BLOCK.min(out.len() - at);
-        let xa = widen_block(a, at, len, &mut wa);
-        let xb = widen_block(b, at, len, &mut wb);
-        map(xa, xb, &mut wo[..len], f);
-        // SAFETY: `map` wrote all `len` elements of `wo`.
-        let done: &[f32] = unsafe { std::slice::from_raw_parts(wo.as_ptr() as *const f32, len) };
-        T::narrow(done, &mut out[at..at + len]);
-        at += len;
-    }
+    T::through_f32(a, b, out, f)
 }
 
 /// A tensor's elements as one contiguous row-major slice (copied only if not already so).
