@@ -194,6 +194,13 @@ impl Tensor {
         self.len() == 0
     }
 
+    /// Bytes the elements take.
+    pub fn bytes(&self) -> u64 {
+        self.element_type()
+            .storage_bytes(self.len() as u64)
+            .unwrap_or(u64::MAX)
+    }
+
     /// A tensor from little-endian bytes (`bytes.len()` must be `elements × size`).
     pub fn from_le_bytes(et: ElementType, shape: &[usize], bytes: &[u8]) -> Option<Tensor> {
         fn build<T: Element>(shape: &[usize], bytes: &[u8]) -> Option<Tensor> {

@@ -86,11 +86,7 @@ fn load_input(
     let left = budget.limit.saturating_sub(budget.in_use).min(ARRAY_LIMIT);
     let t = npy::read(path, left).map_err(|e| format!("{}: {e}", path.display()))?;
     let t = npy::for_input(t, want);
-    budget.add(
-        t.element_type()
-            .storage_bytes(t.len() as u64)
-            .unwrap_or(u64::MAX),
-    );
+    budget.add(t.bytes());
     Ok(t)
 }
 

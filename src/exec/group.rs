@@ -9,12 +9,12 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{Value, Values, eval_error, internal};
+use super::{Value, Values, eval_error, internal, output_fits};
 use crate::error::Error;
 use crate::graph::{Graph, Src as Source};
 use crate::memory::Budget;
 use crate::ops::kernel::{self, Operand, Step};
-use crate::ops::{Arith, Elementwise, EvalError, Op};
+use crate::ops::{Arith, Elementwise, EvalError};
 use crate::tensor::{Element, Tensor};
 
 /// For each node, the node whose group it is computed with: itself, unless it is an
@@ -158,15 +158,8 @@ pub(super) fn run(
     });
     match &reuse {
         // The output takes over the leaf's bytes (counted again when it is stored).
-        Some((_, t)) => budget.remove(super::tensor_bytes(t)),
-        None => {
-            let needed = ty
-                .storage_bytes(out_shape.iter().product::<usize>() as u64)
-                .unwrap_or(u64::MAX);
-            budget
-                .check("output", needed)
-                .map_err(|k| (root, Error::at(k, g.locate(root, None))))?;
-        }
+        Some((_, t)) => budget.remove(t.bytes()),
+        None => output_fits(budget, g, root, ty, out_shape.iter().product())?,
     }
     let kinds: Vec<Elementwise> = kinds.into_iter().map(|(_, k)| k).collect();
     let fail = |f: kernel::Failure| {
@@ -257,25 +250,17 @@ pub(super) fn one_by_one(
             .map_err(|e| (m, e))
         };
         let (a, b) = (arg(0)?, arg(1)?);
-        if let Some((spec, _)) = node.op.elementwise()
-            && let Some(plan) = crate::broadcast::Plan::new(spec, a.shape(), b.shape())
-        {
-            let needed = a
-                .element_type()
-                .storage_bytes(plan.len() as u64)
-                .unwrap_or(u64::MAX);
-            budget
-                .check("output", needed)
-                .map_err(|k| (m, Error::at(k, g.locate(m, None))))?;
+        let Some((spec, kind)) = node.op.elementwise() else {
+            return Err((m, internal(g, m, "not an elementwise layer")));
+        };
+        if let Some(plan) = crate::broadcast::Plan::new(spec, a.shape(), b.shape()) {
+            output_fits(&budget, g, m, a.element_type(), plan.len())?;
         }
-        let t = match &node.op {
-            Op::Subtract(s) => s.eval(&a, &b),
-            Op::Divide(d) => d.eval(&a, &b),
-            _ => Err(EvalError::Internal("not an elementwise layer")),
-        }
-        .map_err(|e| (m, eval_error(g, m, e)))?;
+        let t = kind
+            .eval(spec, &a, &b)
+            .map_err(|e| (m, eval_error(g, m, e)))?;
         let t = Arc::new(t);
-        budget.add(super::tensor_bytes(&t));
+        budget.add(t.bytes());
         local.insert(m, t.clone());
         last = Some(t);
     }

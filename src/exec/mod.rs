@@ -248,11 +248,18 @@ impl Value<'_> {
     }
 }
 
-/// Bytes a tensor holds.
-fn tensor_bytes(t: &Tensor) -> u64 {
-    t.element_type()
-        .storage_bytes(t.len() as u64)
-        .unwrap_or(u64::MAX)
+/// Checks that an output of `count` elements of `ty` fits the budget; the error is at `node`.
+fn output_fits(
+    budget: &Budget,
+    g: &Graph,
+    node: usize,
+    ty: crate::ElementType,
+    count: usize,
+) -> Result<(), (usize, Error)> {
+    let needed = ty.storage_bytes(count as u64).unwrap_or(u64::MAX);
+    budget
+        .check("output", needed)
+        .map_err(|k| (node, Error::at(k, g.locate(node, None))))
 }
 
 /// Computed values: per node, per output port.
@@ -317,7 +324,7 @@ fn execute(
     // Inputs count against the budget; each tensor made is checked before it is allocated.
     let mut budget = Budget {
         limit,
-        in_use: inputs.iter().map(|t| tensor_bytes(t)).sum(),
+        in_use: inputs.iter().map(|t| t.bytes()).sum(),
     };
     let mut inputs: Vec<Option<Arc<Tensor>>> = inputs.into_iter().map(Some).collect();
     let input_of: HashMap<usize, usize> =
@@ -349,13 +356,7 @@ fn execute(
                 .map(|m| Some(Value::Mapped(m)))
                 .map_err(|e| (i, e)),
             Op::Convert(c) => arg(&values, &budget, 0).and_then(|x| {
-                let needed = c
-                    .destination_type
-                    .storage_bytes(x.len() as u64)
-                    .unwrap_or(u64::MAX);
-                budget
-                    .check("output", needed)
-                    .map_err(|k| (i, Error::at(k, g.locate(i, None))))?;
+                output_fits(&budget, g, i, c.destination_type, x.len())?;
                 c.eval(&x)
                     .map(|t| Some(Value::Tensor(Arc::new(t))))
                     .map_err(|e| (i, eval_error(g, i, e)))
@@ -398,7 +399,7 @@ fn execute(
                 })?;
             }
             if let Value::Tensor(t) = &v {
-                budget.add(tensor_bytes(t));
+                budget.add(t.bytes());
             }
             values[i][0] = Some(v);
         }
@@ -410,7 +411,7 @@ fn execute(
                 if let Some(Value::Tensor(t)) = values[p.source.node][p.source.port].take()
                     && Arc::strong_count(&t) == 1
                 {
-                    budget.remove(tensor_bytes(&t));
+                    budget.remove(t.bytes());
                 }
             }
         }

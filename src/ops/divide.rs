@@ -25,7 +25,7 @@ use std::mem::MaybeUninit;
 use half::{bf16, f16};
 
 use super::kernel::{self, BLOCK, RunResult, Src};
-use super::{AttrError, Attrs, ElemError, EvalError, Op, OpDef};
+use super::{AttrError, Attrs, ElemError, Elementwise, EvalError, Op, OpDef};
 use crate::broadcast::AutoBroadcast;
 use crate::tensor::{Element, Tensor};
 
@@ -324,18 +324,10 @@ narrow!(f16 bf16);
 impl Divide {
     /// `a / b`.
     pub fn eval(&self, a: &Tensor, b: &Tensor) -> Result<Tensor, EvalError> {
-        fn go<T: DivideElem>(
-            spec: AutoBroadcast,
-            py: bool,
-            a: &Tensor,
-            b: &Tensor,
-        ) -> Result<Tensor, EvalError> {
-            kernel::binary::<T>(spec, a, b, |x, y, out| T::run(x, y, out, py))
+        Elementwise::Divide {
+            pythondiv: self.pythondiv,
         }
-        if a.element_type() != b.element_type() {
-            return Err(EvalError::Types(a.element_type(), b.element_type()));
-        }
-        crate::dispatch!(a.element_type(), T => go::<T>(self.auto_broadcast, self.pythondiv, a, b), _ => Err(EvalError::UnsupportedType { op: "Divide", ty: a.element_type() }))
+        .eval(self.auto_broadcast, a, b)
     }
 }
 

@@ -154,6 +154,27 @@ pub enum Elementwise {
 }
 
 impl Elementwise {
+    pub fn name(self) -> &'static str {
+        match self {
+            Elementwise::Subtract => subtract::DEF.name,
+            Elementwise::Divide { .. } => divide::DEF.name,
+        }
+    }
+
+    /// `a op b` broadcast by `spec`: both inputs of one element type.
+    pub fn eval(
+        self,
+        spec: crate::broadcast::AutoBroadcast,
+        a: &crate::Tensor,
+        b: &crate::Tensor,
+    ) -> Result<crate::Tensor, EvalError> {
+        let ty = a.element_type();
+        if ty != b.element_type() {
+            return Err(EvalError::Types(ty, b.element_type()));
+        }
+        crate::dispatch!(ty, T => kernel::binary::<T>(spec, a, b, |x, y, out| self.run(x, y, out)), _ => Err(EvalError::UnsupportedType { op: self.name(), ty }))
+    }
+
     /// The op's loop over one run (see [`kernel::binary`]).
     #[inline(always)]
     pub fn run<T: Arith>(

@@ -19,7 +19,7 @@ use half::{bf16, f16};
 use std::mem::MaybeUninit;
 
 use super::kernel::{self, Src};
-use super::{AttrError, Attrs, EvalError, Op, OpDef};
+use super::{AttrError, Attrs, Elementwise, EvalError, Op, OpDef};
 use crate::broadcast::AutoBroadcast;
 use crate::tensor::{Element, Tensor};
 
@@ -74,20 +74,7 @@ narrow!(f16 bf16);
 impl Subtract {
     /// `a - b`.
     pub fn eval(&self, a: &Tensor, b: &Tensor) -> Result<Tensor, EvalError> {
-        fn go<T: SubtractElem>(
-            spec: AutoBroadcast,
-            a: &Tensor,
-            b: &Tensor,
-        ) -> Result<Tensor, EvalError> {
-            kernel::binary::<T>(spec, a, b, |x, y, out| {
-                T::run(x, y, out);
-                Ok(())
-            })
-        }
-        if a.element_type() != b.element_type() {
-            return Err(EvalError::Types(a.element_type(), b.element_type()));
-        }
-        crate::dispatch!(a.element_type(), T => go::<T>(self.auto_broadcast, a, b), _ => Err(EvalError::UnsupportedType { op: "Subtract", ty: a.element_type() }))
+        Elementwise::Subtract.eval(self.auto_broadcast, a, b)
     }
 }
 
