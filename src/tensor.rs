@@ -246,16 +246,10 @@ impl Tensor {
 
     /// The values as little-endian bytes, in logical (row-major) order.
     pub fn to_le_bytes(&self) -> Vec<u8> {
-        fn go<T: Element>(t: &Tensor) -> Vec<u8> {
-            let mut out = Vec::with_capacity(t.len() * T::SIZE);
-            if let Some(v) = T::view(t) {
-                for &x in v.iter() {
-                    x.put_le(&mut out);
-                }
-            }
-            out
-        }
-        crate::dispatch!(self.element_type(), T => go::<T>(self), _ => Vec::new())
+        let mut out = Vec::with_capacity(usize::try_from(self.bytes()).unwrap_or(0));
+        // Writing to a Vec cannot fail.
+        let _ = self.write_le(&mut out);
+        out
     }
 }
 
