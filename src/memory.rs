@@ -5,7 +5,8 @@
 /// The default budget: the machine's physical memory (from `/proc/meminfo` on Linux;
 /// 16 GiB where it cannot be read).
 pub fn default_limit() -> u64 {
-    physical().unwrap_or(16 << 30)
+    static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| physical().unwrap_or(16 << 30))
 }
 
 fn physical() -> Option<u64> {

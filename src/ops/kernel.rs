@@ -74,8 +74,9 @@ pub fn map<T: Copy, O: Copy>(
 }
 
 /// Runs `f` compiled for the widest vector unit this CPU has: AVX-512, AVX2 or the baseline
-/// (detected at run time; the default x86-64 target only has SSE2). `f` is inlined into one
-/// copy per unit, so loops in it are vectorised for that unit.
+/// (detected at run time; the default x86-64 target only has SSE2). Keep `f` to a loop or two:
+/// it is vectorised for the unit only when the compiler inlines it into the unit's copy, which
+/// it does for small closures and not for large ones (those run as baseline code).
 #[inline(always)]
 pub fn vectorised<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
