@@ -398,7 +398,10 @@ fn execute(
                     tensor: &*v.tensor(g, &budget)?,
                 })?;
             }
-            if let Value::Tensor(t) = &v {
+            // Inputs were counted from the start.
+            if let Value::Tensor(t) = &v
+                && !matches!(node.op, Op::Parameter(_))
+            {
                 budget.add(t.bytes());
             }
             values[i][0] = Some(v);
