@@ -47,7 +47,44 @@ impl Model {
                 source,
             })
         })?;
-        let text = match std::str::from_utf8(&bytes) {
+        let weights_path: Arc<Path> = match &options.weights {
+            Some(p) => Arc::from(p.as_path()),
+            None => Arc::from(xml.with_extension("bin").as_path()),
+        };
+        let weights = Weights::open(weights_path.clone())?;
+        Model::build(file, &bytes, weights_path, weights, options)
+    }
+
+    /// A model from bytes in memory: the `.xml` text and the `.bin` contents (`None`: no
+    /// weights). `name` names the model in messages, as its path would; the weights are
+    /// called `name` with the extension `.bin`.
+    ///
+    /// ```
+    /// let xml = std::fs::read("ir_samples/seed_numpy/model.xml")?;
+    /// let model = ovir::Model::from_bytes("seed.xml", &xml, None, &Default::default())?;
+    /// assert_eq!(model.graph().outputs.len(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes(
+        name: impl AsRef<Path>,
+        xml: &[u8],
+        weights: Option<Vec<u8>>,
+        options: &LoadOptions,
+    ) -> Result<Model, Error> {
+        let file: Arc<Path> = Arc::from(name.as_ref());
+        let weights_path: Arc<Path> = Arc::from(name.as_ref().with_extension("bin").as_path());
+        let weights = weights.map(|b| Weights::from_bytes(weights_path.clone(), b));
+        Model::build(file, xml, weights_path, weights, options)
+    }
+
+    fn build(
+        file: Arc<Path>,
+        bytes: &[u8],
+        weights_path: Arc<Path>,
+        weights: Option<Weights>,
+        options: &LoadOptions,
+    ) -> Result<Model, Error> {
+        let text = match std::str::from_utf8(bytes) {
             Ok(t) => t,
             Err(e) => {
                 let valid = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default();
@@ -63,11 +100,6 @@ impl Model {
                 ));
             }
         };
-        let weights_path: Arc<Path> = match &options.weights {
-            Some(p) => Arc::from(p.as_path()),
-            None => Arc::from(xml.with_extension("bin").as_path()),
-        };
-        let weights = Weights::open(weights_path.clone())?;
         let graph = crate::graph::build(file, text, weights_path, weights)?;
         Ok(Model {
             graph,

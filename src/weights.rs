@@ -8,11 +8,19 @@ use memmap2::Mmap;
 
 use crate::error::{Error, ErrorKind};
 
-/// A weights file mapped into memory. Const data are slices of it (no copy, any alignment).
+/// A weights file mapped into memory (or bytes given in memory). Const data are slices of it
+/// (no copy, any alignment).
 #[derive(Debug)]
 pub struct Weights {
     path: Arc<Path>,
-    map: Option<Mmap>,
+    data: Data,
+}
+
+#[derive(Debug)]
+enum Data {
+    Empty,
+    Mapped(Mmap),
+    Owned(Vec<u8>),
 }
 
 impl Weights {
@@ -31,14 +39,30 @@ impl Weights {
             Err(e) => return Err(io_err(e)),
         };
         let len = file.metadata().map_err(io_err)?.len();
-        let map = if len == 0 {
-            None
+        let data = if len == 0 {
+            Data::Empty
         } else {
             // SAFETY: the map is read-only. Like every reader of memory-mapped files, ovir
             // assumes the file is not truncated while a model uses it.
-            Some(unsafe { Mmap::map(&file) }.map_err(io_err)?)
+            Data::Mapped(unsafe { Mmap::map(&file) }.map_err(io_err)?)
         };
-        Ok(Some(Weights { path, map }))
+        Ok(Some(Weights { path, data }))
+    }
+
+    /// Weights held in memory; `path` names them in messages.
+    pub fn from_bytes(path: Arc<Path>, bytes: Vec<u8>) -> Weights {
+        Weights {
+            path,
+            data: Data::Owned(bytes),
+        }
+    }
+
+    fn all(&self) -> &[u8] {
+        match &self.data {
+            Data::Empty => &[],
+            Data::Mapped(m) => m,
+            Data::Owned(v) => v,
+        }
     }
 
     pub fn path(&self) -> &Arc<Path> {
@@ -46,7 +70,7 @@ impl Weights {
     }
 
     pub fn len(&self) -> u64 {
-        self.map.as_ref().map_or(0, |m| m.len() as u64)
+        self.all().len() as u64
     }
 
     pub fn is_empty(&self) -> bool {
@@ -58,7 +82,7 @@ impl Weights {
         if size == 0 {
             return Some(&[]);
         }
-        let data: &[u8] = self.map.as_deref()?;
+        let data = self.all();
         let start = usize::try_from(offset).ok()?;
         let end = start.checked_add(usize::try_from(size).ok()?)?;
         data.get(start..end)

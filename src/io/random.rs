@@ -91,3 +91,32 @@ fn make<T: RandomValue>(shape: &[usize], rng: &mut Rng) -> Option<Tensor> {
 pub fn tensor(et: ElementType, shape: &[usize], rng: &mut Rng) -> Option<Tensor> {
     crate::dispatch!(et, T => make::<T>(shape, rng), _ => None)
 }
+
+/// Random tensors for every input of `g`, in order, each dynamic dim at its lower bound (at
+/// least 1). `None` if an input has a dynamic rank, a type ovir cannot make values of, or more
+/// than `max_elements` elements: the fuzz targets and tests use this to run any model they
+/// load on small inputs.
+pub fn inputs(
+    g: &crate::graph::Graph,
+    rng: &mut Rng,
+    max_elements: u64,
+) -> Option<Vec<(crate::exec::InputKey, Tensor)>> {
+    let mut bound = Vec::with_capacity(g.inputs.len());
+    for (i, &node) in g.inputs.iter().enumerate() {
+        let crate::ops::Op::Parameter(p) = &g.nodes[node].op else {
+            return None;
+        };
+        let mut elements = 1u64;
+        let mut shape = Vec::new();
+        for d in p.shape.dims()? {
+            let d = d.get_static().unwrap_or_else(|| d.min().max(1));
+            elements = elements.checked_mul(d).filter(|&n| n <= max_elements)?;
+            shape.push(usize::try_from(d).ok()?);
+        }
+        bound.push((
+            crate::exec::InputKey::Index(i),
+            tensor(p.element_type, &shape, rng)?,
+        ));
+    }
+    Some(bound)
+}
