@@ -106,14 +106,12 @@ pub fn layer(xml: &str, base: usize) -> Result<Layer<'_>, String> {
                 if layer.data.is_some() {
                     return Err("duplicate field `data`".into());
                 }
-                let mut map = Data::default();
-                attrs(xml, &e, |k, v| {
-                    map.insert(k, v);
-                })?;
+                let mut pairs = Vec::new();
+                attrs(xml, &e, |k, v| pairs.push((k, v)))?;
                 if !is_empty {
                     skip(&mut r, &e)?;
                 }
-                layer.data = Some(map);
+                layer.data = Some(Data::from_pairs(pairs));
             }
             name @ ("input" | "output") => {
                 let slot = if name == "input" {
