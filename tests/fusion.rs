@@ -85,12 +85,18 @@ fn case(rng: &mut Rng, ty: &str) -> Case {
         .unwrap();
         shapes.push(s);
     }
-    let layers = 1 + rng.below(8);
+    // Sometimes a long chain, longer than one fused group holds (`MAX_GROUP`).
+    let long = rng.below(8) == 0;
+    let layers = if long {
+        20 + rng.below(30)
+    } else {
+        1 + rng.below(8)
+    };
     let mut edges = Vec::new();
     let mut results = Vec::new();
     for l in 0..layers {
         let id = params + l;
-        let x = rng.below(id);
+        let x = if long && l > 0 { id - 1 } else { rng.below(id) };
         let y = rng.below(id);
         let out = broadcast(&shapes[x], &shapes[y]);
         let (kind, data) = if rng.below(2) == 0 {

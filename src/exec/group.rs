@@ -17,13 +17,20 @@ use crate::ops::kernel::{self, Operand, Step};
 use crate::ops::{Arith, Elementwise, EvalError};
 use crate::tensor::{Element, Tensor};
 
+/// The most layers one group holds. Each member keeps a tile buffer, so the tiles of a group
+/// stay in the L1/L2 cache, and looking members up within a group stays cheap; a longer chain
+/// (a hostile IR may hold a million) runs as consecutive groups.
+pub const MAX_GROUP: usize = 16;
+
 /// For each node, the node whose group it is computed with: itself, unless it is an
-/// elementwise layer whose only live consumer is another elementwise layer reading it once.
+/// elementwise layer whose only live consumer is another elementwise layer reading it once
+/// and that layer's group is not full ([`MAX_GROUP`]).
 pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
     let mut root: Vec<usize> = (0..g.nodes.len()).collect();
     if !fuse {
         return root;
     }
+    let mut size = vec![1usize; g.nodes.len()];
     // Consumers come after producers in `order`: walking it backwards, a consumer's root is
     // settled before its producers look it up.
     for &i in g.order.iter().rev() {
@@ -34,8 +41,10 @@ pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
         let mut live = node.outputs[0].consumers.iter().filter(|(c, _)| !dead[*c]);
         if let (Some(&(c, _)), None) = (live.next(), live.next())
             && g.nodes[c].op.elementwise().is_some()
+            && size[root[c]] < MAX_GROUP
         {
             root[i] = root[c];
+            size[root[c]] += 1;
         }
     }
     root
