@@ -439,9 +439,23 @@ pub fn write_atomic_with(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    // A new file (never one that exists, nor where a symbolic link points): a stale temporary
+    // file left by a killed process of the same id is passed over.
+    let mut k = 0;
+    let (tmp, file) = loop {
+        let tmp = dir.join(format!(".{name}.{}.{k}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => break (tmp, f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && k < 100 => k += 1,
+            Err(e) => return Err(e),
+        }
+    };
     let result = (|| {
-        let mut f = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&tmp)?);
+        let mut f = std::io::BufWriter::with_capacity(1 << 16, file);
         fill(&mut f)?;
         let f = f.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
