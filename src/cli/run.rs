@@ -146,7 +146,10 @@ pub fn run(args: &RunArgs) -> ExitStatus {
 
     if let Some(dir) = &args.output_dir {
         if let Err(e) = std::fs::create_dir_all(dir) {
-            return fail(format!("cannot create {}: {e}", dir.display()));
+            return fail(format!(
+                "cannot create the output folder {}: {e}",
+                dir.display()
+            ));
         }
         for (o, file) in outputs.iter().zip(&files) {
             let path = dir.join(file);
@@ -282,11 +285,16 @@ pub fn gather(
                 Ok(s) => s,
                 Err(e) => return Err(fail(e)),
             };
-            let needed = shape
+            let Some(needed) = shape
                 .iter()
                 .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
                 .and_then(|n| p.element_type.storage_bytes(n))
-                .unwrap_or(u64::MAX);
+            else {
+                return Err(fail(format!(
+                    "input {name:?}: shape {} has more elements than ovir can address",
+                    ovir::io::text::dims_text(&shape)
+                )));
+            };
             if let Err(kind) = budget.check("input", needed) {
                 return Err(fail(format!("input {name:?}: {kind}")));
             }

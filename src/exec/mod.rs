@@ -177,7 +177,7 @@ fn bind<K: Into<InputKey>>(
                     ErrorKind::InputShape {
                         name: display(i),
                         expected: p.shape.to_string(),
-                        got: format!("{:?}", tensor.shape()),
+                        got: crate::io::text::dims_text(tensor.shape()),
                     },
                     at,
                 ));
