@@ -136,7 +136,9 @@ const CODES: &[(&str, ElementType)] = &[
 /// Element type, byte size and whether the data are big-endian, from a numpy `descr`.
 /// Booleans (`b1`) come back as `Boolean` with one byte.
 fn dtype(descr: &str) -> Result<(ElementType, usize, bool), NpyError> {
-    let (order, code) = descr.split_at(descr.len().min(1));
+    // The byte-order character, if ASCII (`split_at` on a byte that starts a multi-byte
+    // character would panic: a fuzzer found a descr of 'ě8').
+    let (order, code) = descr.split_at_checked(1).unwrap_or(("", descr));
     let big = match order {
         "<" | "|" | "=" => false,
         ">" => true,
@@ -608,6 +610,21 @@ mod tests {
             (npy("not a dict", &[]), "not a {...} dictionary"),
             (b"\x93NUMPY\x01\x00\xff\xff{".to_vec(), "truncated header"),
             (b"\x93NUMPY\x09\x00".to_vec(), "unsupported .npy version 9"),
+            // Found by the npy fuzz target: a non-ASCII first character in descr panicked.
+            (
+                npy(
+                    "{'descr': '\u{11b}8', 'fortran_order': False, 'shape': (1,), }",
+                    &[0; 8],
+                ),
+                "unsupported dtype \"ě8\"",
+            ),
+            (
+                npy(
+                    "{'descr': '', 'fortran_order': False, 'shape': (1,), }",
+                    &[0; 8],
+                ),
+                "unsupported dtype \"\"",
+            ),
         ];
         for (bytes, want) in table {
             let e = read_bytes(bytes, u64::MAX).unwrap_err();
