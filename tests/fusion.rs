@@ -306,6 +306,22 @@ fn large_streamed_outputs_are_exact() {
             .collect();
         assert!(got == want, "streamed output differs from the plain loop");
     }
+    // A lone layer over the same arrays writes its output with non-temporal stores (a
+    // chain, computed in registers, writes its own directly).
+    let (ta, tb) = (&inputs()[0].1, &inputs()[1].1);
+    let diff = ovir::ops::Elementwise::Subtract
+        .eval(ovir::broadcast::AutoBroadcast::Numpy, ta, tb)
+        .unwrap();
+    let got: Vec<u32> = diff
+        .view::<f32>()
+        .unwrap()
+        .iter()
+        .map(|x| x.to_bits())
+        .collect();
+    let want: Vec<u32> = (0..rows * cols)
+        .map(|i| (a[i] - b[i % cols]).to_bits())
+        .collect();
+    assert!(got == want, "streamed output differs from the plain loop");
     // The budget: in place, the fused run needs nothing beyond its inputs; with shared
     // inputs the output needs its own 8.7 MB and is refused before it is allocated.
     let mut model = model;

@@ -13,7 +13,7 @@ use super::{Value, Values, eval_error, internal, output_fits};
 use crate::error::Error;
 use crate::graph::{Graph, Src as Source};
 use crate::memory::Budget;
-use crate::ops::kernel::{self, Operand, Step};
+use crate::ops::kernel::{self, Link, Operand, Step};
 use crate::ops::{Arith, Elementwise, EvalError};
 use crate::tensor::{Element, Tensor};
 
@@ -211,11 +211,42 @@ fn compute<T: Arith>(
         })
         .collect::<Result<_, _>>()?;
     let leaves: Vec<&[T]> = data.iter().map(|c| &**c).collect();
-    let out = kernel::fused(steps, &leaves, reuse, |k, x, y, o| kinds[k].run(x, y, o))
-        .map_err(Stop::Failed)?;
+    let links = T::CHAIN.and_then(|f| Some((f, links(steps, kinds)?)));
+    let out = kernel::fused(
+        steps,
+        &leaves,
+        reuse,
+        |k, x, y, o| kinds[k].run(x, y, o),
+        links.as_ref().map(|(f, l)| (*f, l.as_slice())),
+    )
+    .map_err(Stop::Failed)?;
     let array =
         ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(out_shape), out).map_err(|_| internal())?;
     Ok(Arc::new(T::wrap(array)))
+}
+
+/// How each step combines the running value with its other operand, if the steps form a
+/// linear chain (each reads the step before it and one leaf); `None` otherwise.
+fn links(steps: &[Step], kinds: &[Elementwise]) -> Option<Vec<Link>> {
+    steps
+        .iter()
+        .zip(kinds)
+        .enumerate()
+        .map(|(k, (s, kind))| {
+            let acc_first = match (s.x, s.y) {
+                (Operand::Leaf(_), Operand::Leaf(_)) if k == 0 => true,
+                (Operand::Step(j), Operand::Leaf(_)) if j + 1 == k => true,
+                (Operand::Leaf(_), Operand::Step(j)) if j + 1 == k => false,
+                _ => return None,
+            };
+            Some(match (kind, acc_first) {
+                (Elementwise::Subtract, true) => Link::Sub,
+                (Elementwise::Subtract, false) => Link::SubFrom,
+                (Elementwise::Divide { .. }, true) => Link::Div,
+                (Elementwise::Divide { .. }, false) => Link::DivInto,
+            })
+        })
+        .collect()
 }
 
 /// A tensor's elements as its own row-major vector (copied only if the array is not laid out

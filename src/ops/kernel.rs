@@ -430,6 +430,141 @@ impl Failure {
     }
 }
 
+/// How one step of a linear chain combines the running value `acc` with its other operand `v`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Link {
+    /// `acc - v`
+    Sub,
+    /// `v - acc`
+    SubFrom,
+    /// `acc / v`
+    Div,
+    /// `v / acc`
+    DivInto,
+}
+
+/// A chain evaluated in registers: `out[i] = links applied in order to first[i]`.
+pub type ChainFn<T> = fn(Src<'_, T>, &[(Link, Src<'_, T>)], &mut [MaybeUninit<T>]);
+
+/// Element types whose chains of Subtract/Divide are evaluated in registers: those whose two
+/// ops are single IEEE operations that cannot fail and need no rounding between steps (f32,
+/// f64). Integer division can fail and f16/bf16 round after each step, so their groups go
+/// tile by tile, step by step.
+pub trait Chain: Element {
+    const CHAIN: Option<ChainFn<Self>> = None;
+}
+
+macro_rules! no_chain {
+    ($($t:ty)*) => {$( impl Chain for $t {} )*};
+}
+no_chain!(i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16);
+
+impl Chain for f32 {
+    const CHAIN: Option<ChainFn<f32>> = Some(chain_dispatch);
+}
+
+impl Chain for f64 {
+    const CHAIN: Option<ChainFn<f64>> = Some(chain_dispatch);
+}
+
+/// What [`chain`] computes with.
+pub trait ChainOps: Copy + std::ops::Sub<Output = Self> + std::ops::Div<Output = Self> {}
+impl ChainOps for f32 {}
+impl ChainOps for f64 {}
+
+/// [`chain`] compiled for the widest vector unit this CPU has. (Unlike [`map`]'s small loops,
+/// the chain loop is too large for the compiler to inline through [`vectorised`]'s closure, so
+/// it has a copy per unit of its own.)
+fn chain_dispatch<T: ChainOps>(
+    first: Src<'_, T>,
+    links: &[(Link, Src<'_, T>)],
+    out: &mut [MaybeUninit<T>],
+) {
+    #[cfg(target_arch = "x86_64")]
+    match simd() {
+        // SAFETY: the features were detected.
+        Simd::Avx512 => unsafe { chain_avx512(first, links, out) },
+        Simd::Avx2 => unsafe { chain_avx2(first, links, out) },
+        Simd::None => chain(first, links, out),
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    chain(first, links, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
+unsafe fn chain_avx512<T: ChainOps>(
+    first: Src<'_, T>,
+    links: &[(Link, Src<'_, T>)],
+    out: &mut [MaybeUninit<T>],
+) {
+    chain(first, links, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn chain_avx2<T: ChainOps>(
+    first: Src<'_, T>,
+    links: &[(Link, Src<'_, T>)],
+    out: &mut [MaybeUninit<T>],
+) {
+    chain(first, links, out)
+}
+
+/// Elements a chain keeps in registers at once: four AVX-512 registers of f32, eight of f64.
+/// Several independent registers keep the divider busy: one register's steps depend on each
+/// other, and a division's latency is several times its throughput.
+const LANES: usize = 64;
+
+/// Evaluates a linear chain over one run, [`LANES`] elements at a time: the running value
+/// stays in registers through every step, and each step reads only its other operand. The
+/// operations are those of the layers, in the same order, so the results are bit-identical
+/// to computing the steps one after the other.
+#[inline(always)]
+fn chain<T: ChainOps>(first: Src<'_, T>, links: &[(Link, Src<'_, T>)], out: &mut [MaybeUninit<T>]) {
+    #[inline(always)]
+    fn step<T: ChainOps, const N: usize>(acc: &mut [T; N], link: Link, v: Src<'_, T>, at: usize) {
+        let v: [T; N] = match v {
+            Src::Slice(s) => {
+                let s = &s[at..at + N];
+                std::array::from_fn(|j| s[j])
+            }
+            Src::Repeat(r) => [r; N],
+        };
+        match link {
+            Link::Sub => (0..N).for_each(|j| acc[j] = acc[j] - v[j]),
+            Link::SubFrom => (0..N).for_each(|j| acc[j] = v[j] - acc[j]),
+            Link::Div => (0..N).for_each(|j| acc[j] = acc[j] / v[j]),
+            Link::DivInto => (0..N).for_each(|j| acc[j] = v[j] / acc[j]),
+        }
+    }
+    let n = out.len();
+    let mut at = 0;
+    while at + LANES <= n {
+        let mut acc: [T; LANES] = match first {
+            Src::Slice(s) => {
+                let s = &s[at..at + LANES];
+                std::array::from_fn(|j| s[j])
+            }
+            Src::Repeat(r) => [r; LANES],
+        };
+        for &(link, v) in links {
+            step(&mut acc, link, v, at);
+        }
+        for (o, &v) in out[at..at + LANES].iter_mut().zip(&acc) {
+            o.write(v);
+        }
+        at += LANES;
+    }
+    for (i, o) in out.iter_mut().enumerate().skip(at) {
+        let mut acc = [first.get(i)];
+        for &(link, v) in links {
+            step(&mut acc, link, v, i);
+        }
+        o.write(acc[0]);
+    }
+}
+
 /// Elements per tile when a group computes intermediates: each step's tile of a chain stays in
 /// L1/L2 between steps.
 pub const TILE: usize = 512;
@@ -441,11 +576,16 @@ pub const TILE: usize = 512;
 /// With `reuse = Some((l, data))` the result is written over `data`, leaf `l`'s elements
 /// (which must have the output's shape; `leaves[l]` is not read): each tile of that leaf is
 /// copied aside before any step writes the tile, so the leaf is computed with in place.
+///
+/// With `chain = Some((f, links))` the steps form a linear chain (step 0 reads two leaves,
+/// step `k` reads step `k - 1` and a leaf, combined as `links[k]` says) that cannot fail, and
+/// each tile is computed by `f` in registers instead of step by step.
 pub fn fused<T: Element>(
     steps: &[Step],
     leaves: &[&[T]],
     reuse: Option<(usize, Vec<T>)>,
     run: impl Fn(usize, Src<'_, T>, Src<'_, T>, &mut [MaybeUninit<T>]) -> RunResult + Sync,
+    chain: Option<(ChainFn<T>, &[Link])>,
 ) -> Result<Vec<T>, Failure> {
     let Some(last) = steps.last() else {
         return Ok(Vec::new());
@@ -471,11 +611,16 @@ pub fn fused<T: Element>(
     });
     // An output far larger than the caches, and not read just before (as a reused leaf is),
     // bypasses them: no read of each line before it is overwritten.
-    let stream = alias.is_none() && n.saturating_mul(std::mem::size_of::<T>()) >= STREAM_MIN;
+    let stream = alias.is_none()
+        && chain.is_none()
+        && n.saturating_mul(std::mem::size_of::<T>()) >= STREAM_MIN;
     // A lone step with nothing to gather or copy runs over whole chunks; anything else goes
     // tile by tile.
     let tile = if steps.len() == 1 && alias.is_none() && !gathers && !stream {
         usize::MAX
+    } else if chain.is_some() && !gathers {
+        // No intermediate tiles to keep in L1: longer tiles, fewer per-tile set-ups.
+        TILE * 8
     } else {
         TILE
     };
@@ -488,6 +633,7 @@ pub fn fused<T: Element>(
         alias,
         tile,
         run: &run,
+        chain,
     };
     let failed = if n >= PARALLEL_MIN && rayon::current_num_threads() > 1 {
         let size = n
@@ -524,6 +670,7 @@ struct Group<'g, T, F> {
     alias: Option<usize>,
     tile: usize,
     run: &'g F,
+    chain: Option<(ChainFn<T>, &'g [Link])>,
 }
 
 /// Outputs of at least this many bytes are written with non-temporal stores.
@@ -621,6 +768,10 @@ where
     /// still fail further on, and that would be the group's first failure); the output is no
     /// longer written.
     fn chunk(&self, start: usize, out: &mut [MaybeUninit<T>]) -> Option<Failure> {
+        if let Some((f, links)) = self.chain {
+            self.chunk_chain(f, links, start, out);
+            return None;
+        }
         let last = self.steps.len() - 1;
         let t = self.tile.min(out.len());
         let tile_buf = |used: bool| vec![MaybeUninit::uninit(); if used { t } else { 0 }];
@@ -674,6 +825,56 @@ where
             stream_fence();
         }
         failure
+    }
+
+    /// [`chunk`](Self::chunk) for a linear chain that cannot fail: each tile's operands are
+    /// resolved (broadcast leaves gathered, one buffer per step), then `f` computes the tile
+    /// with the running value in registers.
+    fn chunk_chain(&self, f: ChainFn<T>, links: &[Link], start: usize, out: &mut [MaybeUninit<T>]) {
+        let t = self.tile.min(out.len());
+        let tile_buf = |used: bool| vec![MaybeUninit::uninit(); if used { t } else { 0 }];
+        let mut own = tile_buf(self.alias.is_some());
+        // One gather buffer for step 0's first operand, then one for each step's other one.
+        let mut gathered: Vec<Vec<MaybeUninit<T>>> = (0..=self.steps.len())
+            .map(|_| tile_buf(self.gathers))
+            .collect();
+        let mut last_buf = tile_buf(self.stream);
+        let mut s = 0;
+        while s < out.len() {
+            let len = t.min(out.len() - s);
+            if self.alias.is_some() {
+                own[..len].copy_from_slice(&out[s..s + len]);
+            }
+            let tile = Tile {
+                done: &[],
+                own: &own,
+                g0: start + s,
+                len,
+            };
+            let (first_buf, bufs) = gathered.split_at_mut(1);
+            let first = self.operand(&self.steps[0], true, &tile, &mut first_buf[0]);
+            let operands: Vec<(Link, Src<'_, T>)> = self
+                .steps
+                .iter()
+                .zip(links)
+                .zip(bufs.iter_mut())
+                .map(|((step, &link), buf)| {
+                    let acc_first = matches!(link, Link::Sub | Link::Div);
+                    (link, self.operand(step, !acc_first, &tile, buf))
+                })
+                .collect();
+            if self.stream {
+                f(first, &operands, &mut last_buf[..len]);
+                // SAFETY: `f` wrote every element of the tile.
+                stream_copy(unsafe { filled(&last_buf, len) }, &mut out[s..s + len]);
+            } else {
+                f(first, &operands, &mut out[s..s + len]);
+            }
+            s += len;
+        }
+        if self.stream {
+            stream_fence();
+        }
     }
 
     /// Operand A (`first`) or B of `step` over a tile, as one run: an earlier step's tile, the
@@ -741,8 +942,14 @@ pub fn binary<T: Element>(
         x: Operand::Leaf(0),
         y: Operand::Leaf(1),
     };
-    let data = fused(&[step], &[&xa, &xb], None, |_, x, y, out| run(x, y, out))
-        .map_err(|f| f.to_eval(&shape))?;
+    let data = fused(
+        &[step],
+        &[&xa, &xb],
+        None,
+        |_, x, y, out| run(x, y, out),
+        None,
+    )
+    .map_err(|f| f.to_eval(&shape))?;
     let array = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), data).map_err(|_| {
         EvalError::Shapes {
             a: a.shape().to_vec(),

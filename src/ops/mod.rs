@@ -143,8 +143,8 @@ impl Op {
 }
 
 /// An element type both elementwise ops compute with (all twelve).
-pub trait Arith: subtract::SubtractElem + divide::DivideElem {}
-impl<T: subtract::SubtractElem + divide::DivideElem> Arith for T {}
+pub trait Arith: subtract::SubtractElem + divide::DivideElem + kernel::Chain {}
+impl<T: subtract::SubtractElem + divide::DivideElem + kernel::Chain> Arith for T {}
 
 /// The kernel of an elementwise binary op, as a fused group runs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
