@@ -352,19 +352,14 @@ fn outputs_are_never_half_written() {
         std::fs::write(dir.join("out").join(n), b"precious").unwrap();
     }
     let a = a.to_str().unwrap();
-    let failed = run(
-        &dir,
-        &[
-            "run",
-            "model.xml",
-            "-i",
-            &format!("a={a}"),
-            "-i",
-            "b=zeros.npy",
-            "-o",
-            "out",
-        ],
-    );
+    let b = sample.join("inputs/b.npy");
+    let b = b.to_str().unwrap();
+    // `ovir run model.xml -i a=A -i b=B -o OUT`
+    let run_to = |b: &str, out: &str| {
+        let (a, b) = (format!("a={a}"), format!("b={b}"));
+        run(&dir, &["run", "model.xml", "-i", &a, "-i", &b, "-o", out])
+    };
+    let failed = run_to("zeros.npy", "out");
     assert!(failed.starts_with("exit code: 2\n"), "{failed}");
     let listing = |d: &Path| {
         let mut v: Vec<String> = std::fs::read_dir(d)
@@ -380,36 +375,10 @@ fn outputs_are_never_half_written() {
     }
     // The output folder's path is a file.
     std::fs::write(dir.join("taken"), b"not a folder").unwrap();
-    let b = sample.join("inputs/b.npy");
-    let b = b.to_str().unwrap();
-    let blocked = run(
-        &dir,
-        &[
-            "run",
-            "model.xml",
-            "-i",
-            &format!("a={a}"),
-            "-i",
-            &format!("b={b}"),
-            "-o",
-            "taken",
-        ],
-    );
+    let blocked = run_to(b, "taken");
     assert_eq!(std::fs::read(dir.join("taken")).unwrap(), b"not a folder");
     // A successful run replaces the files whole, and leaves no temporary file.
-    let ok = run(
-        &dir,
-        &[
-            "run",
-            "model.xml",
-            "-i",
-            &format!("a={a}"),
-            "-i",
-            &format!("b={b}"),
-            "-o",
-            "out",
-        ],
-    );
+    let ok = run_to(b, "out");
     assert!(ok.starts_with("exit code: 0\n"), "{ok}");
     assert_eq!(listing(&dir.join("out")), names);
     for n in names {
