@@ -47,6 +47,18 @@ impl<T: Copy> Src<'_, T> {
         }
     }
 
+    /// Elements `at..at + N` of the run.
+    #[inline(always)]
+    pub fn lanes<const N: usize>(&self, at: usize) -> [T; N] {
+        match *self {
+            Src::Slice(s) => {
+                let s = &s[at..at + N];
+                std::array::from_fn(|j| s[j])
+            }
+            Src::Repeat(v) => [v; N],
+        }
+    }
+
     /// Element `i` of the run.
     #[inline(always)]
     pub fn get(&self, i: usize) -> T {
@@ -74,9 +86,9 @@ pub fn map<T: Copy, O: Copy>(
 }
 
 /// Runs `f` compiled for the widest vector unit this CPU has: AVX-512, AVX2 or the baseline
-/// (detected at run time; the default x86-64 target only has SSE2). Keep `f` to a loop or two:
-/// it is vectorised for the unit only when the compiler inlines it into the unit's copy, which
-/// it does for small closures and not for large ones (those run as baseline code).
+/// (detected at run time; the default x86-64 target only has SSE2). `f` is vectorised for the
+/// unit only when the compiler inlines it into the unit's copy: it does so on its own for a
+/// small closure, and a larger one needs `#[inline(always)]` (else it runs as baseline code).
 #[inline(always)]
 pub fn vectorised<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
@@ -472,43 +484,16 @@ pub trait ChainOps: Copy + std::ops::Sub<Output = Self> + std::ops::Div<Output =
 impl ChainOps for f32 {}
 impl ChainOps for f64 {}
 
-/// [`chain`] compiled for the widest vector unit this CPU has. (Unlike [`map`]'s small loops,
-/// the chain loop is too large for the compiler to inline through [`vectorised`]'s closure, so
-/// it has a copy per unit of its own.)
+/// [`chain`] compiled for the widest vector unit this CPU has.
 fn chain_dispatch<T: ChainOps>(
     first: Src<'_, T>,
     links: &[(Link, Src<'_, T>)],
     out: &mut [MaybeUninit<T>],
 ) {
-    #[cfg(target_arch = "x86_64")]
-    match simd() {
-        // SAFETY: the features were detected.
-        Simd::Avx512 => unsafe { chain_avx512(first, links, out) },
-        Simd::Avx2 => unsafe { chain_avx2(first, links, out) },
-        Simd::None => chain(first, links, out),
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    chain(first, links, out)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
-unsafe fn chain_avx512<T: ChainOps>(
-    first: Src<'_, T>,
-    links: &[(Link, Src<'_, T>)],
-    out: &mut [MaybeUninit<T>],
-) {
-    chain(first, links, out)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn chain_avx2<T: ChainOps>(
-    first: Src<'_, T>,
-    links: &[(Link, Src<'_, T>)],
-    out: &mut [MaybeUninit<T>],
-) {
-    chain(first, links, out)
+    vectorised(
+        #[inline(always)]
+        || chain(first, links, out),
+    )
 }
 
 /// Elements a chain keeps in registers at once: four AVX-512 registers of f32, eight of f64.
@@ -524,13 +509,7 @@ const LANES: usize = 64;
 fn chain<T: ChainOps>(first: Src<'_, T>, links: &[(Link, Src<'_, T>)], out: &mut [MaybeUninit<T>]) {
     #[inline(always)]
     fn step<T: ChainOps, const N: usize>(acc: &mut [T; N], link: Link, v: Src<'_, T>, at: usize) {
-        let v: [T; N] = match v {
-            Src::Slice(s) => {
-                let s = &s[at..at + N];
-                std::array::from_fn(|j| s[j])
-            }
-            Src::Repeat(r) => [r; N],
-        };
+        let v: [T; N] = v.lanes(at);
         match link {
             Link::Sub => (0..N).for_each(|j| acc[j] = acc[j] - v[j]),
             Link::SubFrom => (0..N).for_each(|j| acc[j] = v[j] - acc[j]),
@@ -541,13 +520,7 @@ fn chain<T: ChainOps>(first: Src<'_, T>, links: &[(Link, Src<'_, T>)], out: &mut
     let n = out.len();
     let mut at = 0;
     while at + LANES <= n {
-        let mut acc: [T; LANES] = match first {
-            Src::Slice(s) => {
-                let s = &s[at..at + LANES];
-                std::array::from_fn(|j| s[j])
-            }
-            Src::Repeat(r) => [r; LANES],
-        };
+        let mut acc: [T; LANES] = first.lanes(at);
         for &(link, v) in links {
             step(&mut acc, link, v, at);
         }
@@ -829,7 +802,8 @@ where
 
     /// [`chunk`](Self::chunk) for a linear chain that cannot fail: each tile's operands are
     /// resolved (broadcast leaves gathered, one buffer per step), then `f` computes the tile
-    /// with the running value in registers.
+    /// with the running value in registers and writes it to the output directly (a chain is
+    /// never streamed: see [`fused`]).
     fn chunk_chain(&self, f: ChainFn<T>, links: &[Link], start: usize, out: &mut [MaybeUninit<T>]) {
         let t = self.tile.min(out.len());
         let tile_buf = |used: bool| vec![MaybeUninit::uninit(); if used { t } else { 0 }];
@@ -838,7 +812,6 @@ where
         let mut gathered: Vec<Vec<MaybeUninit<T>>> = (0..=self.steps.len())
             .map(|_| tile_buf(self.gathers))
             .collect();
-        let mut last_buf = tile_buf(self.stream);
         let mut s = 0;
         while s < out.len() {
             let len = t.min(out.len() - s);
@@ -863,17 +836,8 @@ where
                     (link, self.operand(step, !acc_first, &tile, buf))
                 })
                 .collect();
-            if self.stream {
-                f(first, &operands, &mut last_buf[..len]);
-                // SAFETY: `f` wrote every element of the tile.
-                stream_copy(unsafe { filled(&last_buf, len) }, &mut out[s..s + len]);
-            } else {
-                f(first, &operands, &mut out[s..s + len]);
-            }
+            f(first, &operands, &mut out[s..s + len]);
             s += len;
-        }
-        if self.stream {
-            stream_fence();
         }
     }
 
