@@ -127,13 +127,14 @@ pub(super) fn run(
             None => fusable = false,
         }
     }
-    let out_shape = steps.last().map(|s| s.plan.out.clone());
-    fusable &= out_shape
-        .as_ref()
-        .is_some_and(|o| steps.len() == members.len() && steps.iter().all(|s| &s.plan.out == o));
-    let (true, Some(out_shape)) = (fusable, out_shape) else {
-        drop(tensors);
-        return one_by_one(g, members, values, budget);
+    let out_shape = match steps.last() {
+        Some(last) if fusable && steps.iter().all(|s| s.plan.out == last.plan.out) => {
+            last.plan.out.clone()
+        }
+        _ => {
+            drop(tensors);
+            return one_by_one(g, members, values, budget);
+        }
     };
     // A leaf whose last use is this group, of the output's shape and not shared, lends its
     // buffer to the output.
