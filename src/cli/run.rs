@@ -97,14 +97,10 @@ fn random_shape(
     declared: &PartialShape,
     given: Option<&PartialShape>,
 ) -> Result<Vec<usize>, String> {
-    let shape = given.unwrap_or(declared);
-    let dims = shape.dims().ok_or_else(|| {
+    let dims = random::dims(given.unwrap_or(declared)).ok_or_else(|| {
         format!("input {name:?} has a dynamic rank; give its shape with --shape {name}=[...]")
     })?;
-    Ok(dims
-        .iter()
-        .map(|d| d.get_static().unwrap_or_else(|| d.min().max(1)) as usize)
-        .collect())
+    Ok(dims.into_iter().map(|d| d as usize).collect())
 }
 
 pub fn run(args: &RunArgs) -> ExitStatus {

@@ -92,10 +92,21 @@ pub fn tensor(et: ElementType, shape: &[usize], rng: &mut Rng) -> Option<Tensor>
     crate::dispatch!(et, T => make::<T>(shape, rng), _ => None)
 }
 
-/// Random tensors for every input of `g`, in order, each dynamic dim at its lower bound (at
-/// least 1). `None` if an input has a dynamic rank, a type ovir cannot make values of, or more
-/// than `max_elements` elements: the fuzz targets and tests use this to run any model they
-/// load on small inputs.
+/// The dims of a random input of partial shape `shape`: each dynamic dim at its lower bound
+/// (at least 1). `None` for a dynamic rank.
+pub fn dims(shape: &crate::shape::PartialShape) -> Option<Vec<u64>> {
+    Some(
+        shape
+            .dims()?
+            .iter()
+            .map(|d| d.get_static().unwrap_or_else(|| d.min().max(1)))
+            .collect(),
+    )
+}
+
+/// Random tensors for every input of `g`, in order, shaped by [`dims`]. `None` if an input
+/// has a dynamic rank, a type ovir cannot make values of, or more than `max_elements`
+/// elements: the fuzz targets and tests use this to run any model they load on small inputs.
 pub fn inputs(
     g: &crate::graph::Graph,
     rng: &mut Rng,
@@ -106,13 +117,14 @@ pub fn inputs(
         let crate::ops::Op::Parameter(p) = &g.nodes[node].op else {
             return None;
         };
-        let mut elements = 1u64;
-        let mut shape = Vec::new();
-        for d in p.shape.dims()? {
-            let d = d.get_static().unwrap_or_else(|| d.min().max(1));
-            elements = elements.checked_mul(d).filter(|&n| n <= max_elements)?;
-            shape.push(usize::try_from(d).ok()?);
-        }
+        let dims = dims(&p.shape)?;
+        dims.iter()
+            .try_fold(1u64, |n, &d| n.checked_mul(d))
+            .filter(|&n| n <= max_elements)?;
+        let shape: Vec<usize> = dims
+            .iter()
+            .map(|&d| usize::try_from(d).ok())
+            .collect::<Option<_>>()?;
         bound.push((
             crate::exec::InputKey::Index(i),
             tensor(p.element_type, &shape, rng)?,
