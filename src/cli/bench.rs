@@ -65,7 +65,7 @@ struct Latency {
 
 /// Milliseconds, to the nanosecond.
 fn ms(d: Duration) -> f64 {
-    (d.as_nanos() as f64 / 1e6 * 1e6).round() / 1e6
+    d.as_nanos() as f64 / 1e6
 }
 
 /// The value at quantile `q` (nearest rank) of sorted samples.
