@@ -4,20 +4,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{ovir, ovir_in, root};
+use common::{ovir, ovir_in, root, scratch};
 use ndarray::{ArrayD, IxDyn};
 use ovir::Tensor;
 use ovir::io::npy;
-
-/// A fresh, empty folder for one test (under target/, so paths in reports stay short).
-fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("diff")
-        .join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn t<T: ovir::Element>(shape: &[usize], v: Vec<T>) -> Tensor {
     T::wrap(ArrayD::from_shape_vec(IxDyn(shape), v).unwrap())
@@ -31,7 +21,7 @@ fn save(dir: &Path, name: &str, tensor: &Tensor) {
 
 /// Folders `a/` and `b/` under a scratch folder, filled by `fill`.
 fn pair(test: &str, fill: impl FnOnce(&Path, &Path)) -> PathBuf {
-    let dir = scratch(test);
+    let dir = scratch("diff", test);
     let (a, b) = (dir.join("a"), dir.join("b"));
     std::fs::create_dir_all(&a).unwrap();
     std::fs::create_dir_all(&b).unwrap();
@@ -175,7 +165,7 @@ fn expect_passes_on_every_shipped_sample() {
 
 #[test]
 fn expect_failures() {
-    let dir = scratch("expect");
+    let dir = scratch("diff", "expect");
     let sample = root().join("ir_samples/int_divide");
     // Expected files as `-o` writes them, then altered: one value, one missing, one extra.
     let expected = dir.join("expected");
@@ -214,7 +204,7 @@ fn expect_failures() {
 
 #[test]
 fn dump_all_then_diff_finds_where_runs_part() {
-    let dir = scratch("dump");
+    let dir = scratch("diff", "dump");
     let sample = root().join("ir_samples/sub_div_f16_compressed");
     for f in ["model.xml", "model.bin"] {
         std::fs::copy(sample.join(f), dir.join(f)).unwrap();
@@ -246,7 +236,7 @@ fn dump_all_then_diff_finds_where_runs_part() {
 
 #[test]
 fn dump_all_keeps_what_was_computed_when_the_run_fails() {
-    let dir = scratch("dump_fail");
+    let dir = scratch("diff", "dump_fail");
     let sample = root().join("ir_samples/int_divide");
     std::fs::copy(sample.join("model.xml"), dir.join("model.xml")).unwrap();
     save(&dir, "in/a.npy", &t(&[7], vec![1i32; 7]));

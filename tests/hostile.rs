@@ -4,19 +4,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{ovir_in, root};
-
-/// A fresh folder for one class.
-fn folder(class: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("hostile")
-        .join(class);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{ovir_in, root, scratch};
 
 /// Runs `ovir ARGS` in `dir` and checks the exit code is one ovir means.
 fn run(dir: &Path, args: &[&str]) -> String {
@@ -163,7 +153,7 @@ fn hostile_xml() {
         ),
     ];
     for (class, bytes) in classes {
-        let dir = folder(class);
+        let dir = scratch("hostile", class);
         std::fs::write(dir.join("model.xml"), &bytes).unwrap();
         std::fs::write(dir.join("model.bin"), [0u8; 8]).unwrap();
         let check = run(&dir, &["check", "model.xml"]);
@@ -323,7 +313,7 @@ fn hostile_npy_inputs() {
     let model = root().join("ir_samples/sub_div_f32/model.xml");
     let b = root().join("ir_samples/sub_div_f32/inputs/b.npy");
     for (class, bytes) in classes {
-        let dir = folder(&format!("npy_{class}"));
+        let dir = scratch("hostile", &format!("npy_{class}"));
         std::fs::copy(&model, dir.join("model.xml")).unwrap();
         std::fs::copy(model.with_extension("bin"), dir.join("model.bin")).unwrap();
         std::fs::copy(&b, dir.join("b.npy")).unwrap();
@@ -341,7 +331,7 @@ fn hostile_npy_inputs() {
 #[test]
 fn outputs_are_never_half_written() {
     let sample = root().join("ir_samples/int_divide");
-    let dir = folder("outputs");
+    let dir = scratch("hostile", "outputs");
     std::fs::copy(sample.join("model.xml"), dir.join("model.xml")).unwrap();
     let a = sample.join("inputs/a.npy");
     let zeros = ovir::Tensor::from(ndarray::ArrayD::from_elem(ndarray::IxDyn(&[7]), 0i32));

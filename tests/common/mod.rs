@@ -19,6 +19,17 @@ pub fn rel(path: &Path) -> String {
         .replace('\\', "/")
 }
 
+/// A fresh, empty folder `suite/name` for one test, under the target folder (so paths in
+/// reports stay short).
+pub fn scratch(suite: &str, name: &str) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(suite)
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// Runs `ovir ARGS` from the crate root and renders exit code, stdout and stderr as one text
 /// for a snapshot.
 pub fn ovir(args: &[&str]) -> String {
