@@ -99,8 +99,8 @@ impl<'a> Data<'a> {
             .map(|i| self.0[i].1.as_ref())
     }
 
-    /// The attributes in file order, sorted; of duplicates the last wins, as with a map.
-    /// O(n log n): a `<data>` with a million attributes costs no more than its bytes.
+    /// The map of attributes given in file order: sorted by name, and of duplicates the last
+    /// wins. One sort, O(n log n): a `<data>` with a million attributes stays cheap.
     pub fn from_pairs(mut pairs: Vec<(Cow<'a, str>, Cow<'a, str>)>) -> Data<'a> {
         pairs.reverse();
         // Stable: of equal keys, the last in the file now comes first and is kept.
