@@ -378,14 +378,16 @@ impl Plan {
             *i = rest % d;
             rest /= d;
         }
+        // Where the current row starts in A and B, kept up to date as the odometer turns.
+        let (mut row_a, mut row_b) = (0, 0);
+        for (k, &i) in idx.iter().enumerate() {
+            row_a += i * self.step_a[k];
+            row_b += i * self.step_b[k];
+        }
         let mut col = start % n;
         let mut pos = start;
         while pos < end {
-            let (mut a, mut b) = (col * ia, col * ib);
-            for (k, &i) in idx.iter().enumerate() {
-                a += i * self.step_a[k];
-                b += i * self.step_b[k];
-            }
+            let (a, b) = (row_a + col * ia, row_b + col * ib);
             let len = (n - col).min(end - pos);
             if !f(Run {
                 start: pos,
@@ -402,10 +404,14 @@ impl Plan {
             // Next row: odometer over the outer dims.
             for k in (0..idx.len()).rev() {
                 idx[k] += 1;
+                row_a += self.step_a[k];
+                row_b += self.step_b[k];
                 if idx[k] < outer[k] {
                     break;
                 }
                 idx[k] = 0;
+                row_a -= outer[k] * self.step_a[k];
+                row_b -= outer[k] * self.step_b[k];
             }
         }
     }

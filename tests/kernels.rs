@@ -257,3 +257,42 @@ fn parallel_chunks_are_exact_and_report_the_first_failure() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A lone op whose broadcast operand changes only every 64 or more elements is computed run by
+/// run; above 8 MiB through a buffer written out with non-temporal stores, in pieces when a run
+/// is longer than the buffer or crosses its end. Still exact, and still the first failure.
+#[test]
+fn long_broadcast_runs_are_exact_and_report_the_first_failure() {
+    let raw: Vec<u64> = (0..61)
+        .map(|i| 0xD1B5_4A32_D192_ED03u64.wrapping_mul(i + 3))
+        .collect();
+    let spec = AutoBroadcast::Numpy;
+    // Runs of 1000 against a stepping B (10 MB of f32 output: streamed).
+    check::<f32>(spec, &[40, 64, 1000], &[40, 1, 1000], &raw, false).unwrap();
+    // Runs of 70 against one B value each, and B's runs against a repeated A.
+    check::<f64>(spec, &[300, 70], &[300, 1], &raw, false).unwrap();
+    check::<f32>(spec, &[300, 1], &[300, 70], &raw, true).unwrap();
+    // Runs of 9000 (longer than the buffer), streamed, for a type whose division checks.
+    check::<i32>(spec, &[256, 9000], &[256, 1], &raw, true).unwrap();
+    let shape = [256, 9000];
+    let a = Tensor::from(ArrayD::from_elem(IxDyn(&shape), 7i32));
+    let mut bv = ArrayD::from_elem(IxDyn(&[256, 1]), 2i32);
+    bv[[200, 0]] = 0;
+    bv[[3, 0]] = 0;
+    let div = Divide {
+        auto_broadcast: spec,
+        pythondiv: true,
+    };
+    match div.eval(&a, &Tensor::from(bv)) {
+        Err(EvalError::DivisionByZero { index }) => assert_eq!(index, vec![3, 0]),
+        other => panic!("{other:?}"),
+    }
+    let mut av = ArrayD::from_elem(IxDyn(&shape), 7i32);
+    av[[100, 4500]] = i32::MIN;
+    av[[180, 7]] = i32::MIN;
+    let m1 = Tensor::from(ArrayD::from_elem(IxDyn(&[256, 1]), -1i32));
+    match div.eval(&Tensor::from(av), &m1) {
+        Err(EvalError::DivisionOverflow { index }) => assert_eq!(index, vec![100, 4500]),
+        other => panic!("{other:?}"),
+    }
+}

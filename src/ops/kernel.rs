@@ -47,6 +47,16 @@ impl<T: Copy> Src<'_, T> {
         }
     }
 
+    /// A run of `len` elements of `data` from `at`, or `data[at]` repeated.
+    #[inline(always)]
+    pub fn of_run(data: &[T], at: usize, stepping: bool, len: usize) -> Src<'_, T> {
+        if stepping {
+            Src::Slice(&data[at..at + len])
+        } else {
+            Src::Repeat(data[at])
+        }
+    }
+
     /// Elements `at..at + N` of the run.
     #[inline(always)]
     pub fn lanes<const N: usize>(&self, at: usize) -> [T; N] {
@@ -582,16 +592,23 @@ pub fn fused<T: Element>(
         Operand::Leaf(l) => Some(l) != alias && leaves[l].len() != n && leaves[l].len() != 1,
         Operand::Step(_) => false,
     });
+    // A lone step whose broadcast operand changes only every `RUN_MIN` or more elements is
+    // computed run by run, each operand read where it lies (in place or one value repeated):
+    // gathering it would cost a pass over each tile.
+    let by_runs = steps.len() == 1
+        && gathers
+        && alias.is_none()
+        && last.plan.dims().last().is_some_and(|&d| d >= RUN_MIN);
     // An output far larger than the caches, and not read just before (as a reused leaf is),
     // bypasses them: no read of each line before it is overwritten.
     let stream = alias.is_none()
-        && chain.is_none()
+        && (chain.is_none() || by_runs)
         && n.saturating_mul(std::mem::size_of::<T>()) >= STREAM_MIN;
     // A lone step with nothing to gather or copy runs over whole chunks; anything else goes
     // tile by tile.
     let tile = if steps.len() == 1 && alias.is_none() && !gathers && !stream {
         usize::MAX
-    } else if chain.is_some() && !gathers {
+    } else if (chain.is_some() && !gathers) || by_runs {
         // No intermediate tiles to keep in L1: longer tiles, fewer per-tile set-ups.
         TILE * 8
     } else {
@@ -607,6 +624,7 @@ pub fn fused<T: Element>(
         tile,
         run: &run,
         chain,
+        by_runs,
     };
     let failed = if n >= PARALLEL_MIN && rayon::current_num_threads() > 1 {
         let size = n
@@ -644,7 +662,13 @@ struct Group<'g, T, F> {
     tile: usize,
     run: &'g F,
     chain: Option<(ChainFn<T>, &'g [Link])>,
+    /// Whether the group is one step computed run by run (see [`fused`]).
+    by_runs: bool,
 }
+
+/// Broadcast runs at least this long are computed in place rather than gathered (a lone
+/// step only): one kernel call per run costs less than a copy of each run.
+pub const RUN_MIN: usize = 64;
 
 /// Outputs of at least this many bytes are written with non-temporal stores.
 pub const STREAM_MIN: usize = 8 << 20;
@@ -741,6 +765,9 @@ where
     /// still fail further on, and that would be the group's first failure); the output is no
     /// longer written.
     fn chunk(&self, start: usize, out: &mut [MaybeUninit<T>]) -> Option<Failure> {
+        if self.by_runs {
+            return self.chunk_runs(start, out);
+        }
         if let Some((f, links)) = self.chain {
             self.chunk_chain(f, links, start, out);
             return None;
@@ -794,6 +821,63 @@ where
             }
             s += len;
         }
+        if self.stream {
+            stream_fence();
+        }
+        failure
+    }
+
+    /// [`chunk`](Self::chunk) for a lone step, one call of `run` per broadcast run, each
+    /// operand read in place or repeated. The result goes to the output directly, or when
+    /// streaming, through a tile buffer copied out with non-temporal stores (a run longer than
+    /// the buffer is computed in pieces).
+    fn chunk_runs(&self, start: usize, out: &mut [MaybeUninit<T>]) -> Option<Failure> {
+        let step = &self.steps[0];
+        let leaf = |o: Operand| match o {
+            Operand::Leaf(l) => self.leaves[l],
+            Operand::Step(_) => &[],
+        };
+        let (a, b) = (leaf(step.x), leaf(step.y));
+        let end = start + out.len();
+        let mut buf = vec![MaybeUninit::uninit(); if self.stream { self.tile } else { 0 }];
+        // Elements `from..from + used` of the output wait in `buf`.
+        let (mut from, mut used) = (start, 0);
+        let mut failure = None;
+        step.plan.runs(start, end, |r| {
+            let x = Src::of_run(a, r.a, r.a_step, r.len);
+            let y = Src::of_run(b, r.b, r.b_step, r.len);
+            let mut done = 0;
+            while done < r.len {
+                let len = if self.stream {
+                    (buf.len() - used).min(r.len - done)
+                } else {
+                    r.len
+                };
+                let at = r.start + done - start;
+                let o = if self.stream {
+                    &mut buf[used..used + len]
+                } else {
+                    &mut out[at..at + len]
+                };
+                if let Err((i, error)) = (self.run)(0, x.sub(done, len), y.sub(done, len), o) {
+                    failure = Some(Failure {
+                        step: 0,
+                        at: r.start + done + i,
+                        error,
+                    });
+                    return false;
+                }
+                done += len;
+                used += len;
+                if self.stream && (used == buf.len() || r.start + done == end) {
+                    let o = &mut out[from - start..from - start + used];
+                    // SAFETY: the runs just computed filled `buf[..used]`.
+                    stream_copy(unsafe { filled(&buf, used) }, o);
+                    (from, used) = (from + used, 0);
+                }
+            }
+            true
+        });
         if self.stream {
             stream_fence();
         }
