@@ -63,6 +63,7 @@ pub trait DivideElem: Element {
 pub trait SmallInt: Element + PartialEq {
     const MIN: Self;
     const ZERO: Self;
+    const ONE: Self;
     /// -1, or `None` for unsigned types.
     const MINUS_ONE: Option<Self>;
     fn to_f64(self) -> f64;
@@ -82,6 +83,7 @@ macro_rules! small_int {
         impl SmallInt for $t {
             const MIN: Self = <$t>::MIN;
             const ZERO: Self = 0;
+            const ONE: Self = 1;
             const MINUS_ONE: Option<Self> = $m1;
             #[inline(always)]
             fn to_f64(self) -> f64 {
@@ -118,43 +120,9 @@ small_int! {
     u32, None, |v| v < 1 << 24;
 }
 
-#[inline(always)]
-fn any_zero<T: SmallInt>(b: Src<'_, T>) -> bool {
-    match b {
-        Src::Slice(s) => s.iter().fold(false, |acc, &y| acc | (y == T::ZERO)),
-        Src::Repeat(y) => y == T::ZERO,
-    }
-}
-
-/// Whether some `a` is MIN where its `b` is -1.
-#[inline(always)]
-fn any_overflow<T: SmallInt>(a: Src<'_, T>, b: Src<'_, T>) -> bool {
-    let Some(m1) = T::MINUS_ONE else {
-        return false;
-    };
-    match (a, b) {
-        (Src::Slice(x), Src::Slice(y)) => x
-            .iter()
-            .zip(y)
-            .fold(false, |acc, (&p, &q)| acc | ((p == T::MIN) & (q == m1))),
-        (Src::Slice(x), Src::Repeat(q)) => {
-            q == m1 && x.iter().fold(false, |acc, &p| acc | (p == T::MIN))
-        }
-        (Src::Repeat(p), Src::Slice(y)) => {
-            p == T::MIN && y.iter().fold(false, |acc, &q| acc | (q == m1))
-        }
-        (Src::Repeat(p), Src::Repeat(q)) => p == T::MIN && q == m1,
-    }
-}
-
 /// The first element of a block that cannot be divided: a zero divisor, or MIN / -1.
-#[inline(always)]
+#[cold]
 fn first_bad<T: SmallInt>(a: Src<'_, T>, b: Src<'_, T>, len: usize) -> Option<(usize, ElemError)> {
-    // A branch-free scan first (vectorised); the exact place only when something is wrong.
-    let (zero, overflow) = kernel::vectorised(|| (any_zero(b), any_overflow(a, b)));
-    if !zero && !overflow {
-        return None;
-    }
     (0..len).find_map(|i| {
         let (p, q) = (a.get(i), b.get(i));
         if q == T::ZERO {
@@ -167,26 +135,53 @@ fn first_bad<T: SmallInt>(a: Src<'_, T>, b: Src<'_, T>, len: usize) -> Option<(u
     })
 }
 
-#[inline(always)]
-fn div_f32<T: SmallInt>(a: Src<'_, T>, b: Src<'_, T>, out: &mut [MaybeUninit<T>], floor: bool) {
-    // SAFETY (both closures): as in `div_f64`.
-    if floor {
-        kernel::map(a, b, out, |x, y| unsafe {
-            T::from_f32((x.to_f32() / y.to_f32()).floor())
-        });
-    } else {
-        kernel::map(a, b, out, |x, y| unsafe {
-            T::from_f32((x.to_f32() / y.to_f32()).trunc())
-        });
-    }
+/// What a pass of [`div_f32`] found in its block.
+#[derive(Clone, Copy, Default)]
+struct Found {
+    /// A zero divisor or MIN / -1: the block fails.
+    bad: bool,
+    /// A value of at least 2^24 in magnitude: the block must be divided through f64.
+    big: bool,
 }
 
-/// Whether every element is below 2^24 in magnitude.
+/// One quotient through f32 for [`div_f32`], with `found` updated by why it may not stand. An
+/// element that cannot be divided, or is too large for f32, is computed as 0 / 1 instead, so
+/// that every conversion back is in range.
 #[inline(always)]
-fn all_below_2_24<T: SmallInt>(s: Src<'_, T>) -> bool {
-    match s {
-        Src::Slice(s) => s.iter().fold(true, |acc, &v| acc & v.below_2_24()),
-        Src::Repeat(v) => v.below_2_24(),
+fn quotient_f32<T: SmallInt>(found: Found, x: T, y: T, floor: bool) -> (Found, T) {
+    let fails = (y == T::ZERO) | ((Some(y) == T::MINUS_ONE) & (x == T::MIN));
+    let large = !(x.below_2_24() & y.below_2_24());
+    let found = Found {
+        bad: found.bad | fails,
+        big: found.big | large,
+    };
+    let (x, y) = if fails | large {
+        (T::ZERO, T::ONE)
+    } else {
+        (x, y)
+    };
+    let q = x.to_f32() / y.to_f32();
+    // SAFETY: |x| < 2^24 and y divides it without overflow, so the rounded quotient is an
+    // integer in the type's range.
+    (found, unsafe {
+        T::from_f32(if floor { q.floor() } else { q.trunc() })
+    })
+}
+
+/// One pass over a block: every quotient through f32, and what the block holds that this
+/// cannot divide (the block is then divided again through f64, or fails).
+#[inline(always)]
+fn div_f32<T: SmallInt>(
+    a: Src<'_, T>,
+    b: Src<'_, T>,
+    out: &mut [MaybeUninit<T>],
+    floor: bool,
+) -> Found {
+    let none = Found::default();
+    if floor {
+        kernel::map_fold(a, b, out, none, |f, x, y| quotient_f32(f, x, y, true))
+    } else {
+        kernel::map_fold(a, b, out, none, |f, x, y| quotient_f32(f, x, y, false))
     }
 }
 
@@ -205,7 +200,9 @@ fn div_f64<T: SmallInt>(a: Src<'_, T>, b: Src<'_, T>, out: &mut [MaybeUninit<T>]
     }
 }
 
-/// Checks each block, then divides it through f64 (vectorised by [`kernel::map`]).
+/// Divides each block through f32 in one pass that also checks it; a block that fails is
+/// scanned for its first failing element, one with values too large for f32 is divided again
+/// through f64 (both vectorised by [`kernel::map`]).
 fn small_int_run<T: SmallInt>(
     a: Src<'_, T>,
     b: Src<'_, T>,
@@ -216,13 +213,14 @@ fn small_int_run<T: SmallInt>(
     while at < out.len() {
         let len = BLOCK.min(out.len() - at);
         let (x, y) = (a.sub(at, len), b.sub(at, len));
-        if let Some((i, e)) = first_bad(x, y, len) {
+        let o = &mut out[at..at + len];
+        let found = div_f32(x, y, o, floor);
+        if found.bad
+            && let Some((i, e)) = first_bad(x, y, len)
+        {
             return Err((at + i, e));
         }
-        let o = &mut out[at..at + len];
-        if kernel::vectorised(|| all_below_2_24(x) && all_below_2_24(y)) {
-            div_f32(x, y, o, floor);
-        } else {
+        if found.big {
             div_f64(x, y, o, floor);
         }
         at += len;
@@ -230,7 +228,7 @@ fn small_int_run<T: SmallInt>(
     Ok(())
 }
 
-/// The loop an integer type uses: `small` goes through f64 (`small_int_run`; for unsigned
+/// The loop an integer type uses: `small` goes through f32 or f64 (`small_int_run`; for unsigned
 /// types flooring and truncating agree), `scalar` keeps the checked element-by-element default.
 macro_rules! int_run {
     (small) => {
@@ -402,6 +400,35 @@ mod tests {
         let ua: Vec<u32> = a.iter().map(|x| x.unsigned_abs()).collect();
         let ub: Vec<u32> = b.iter().map(|x| x.unsigned_abs()).collect();
         agrees::<u32>(&ua, &ub);
+    }
+
+    /// The one-pass f32 block notes a failure even in a block that also needs f64, and names
+    /// the first failing element of the block.
+    #[test]
+    fn blocks_with_large_values_still_fail_at_the_first_bad_element() {
+        let fails = |a: &[i32], b: &[i32]| {
+            let mut out = vec![MaybeUninit::uninit(); a.len()];
+            small_int_run(Src::Slice(a), Src::Slice(b), &mut out, true).unwrap_err()
+        };
+        let big = i32::MAX;
+        assert_eq!(
+            fails(&[big, 5, i32::MIN, 1], &[3, 1, -1, 0]),
+            (2, ElemError::Overflow)
+        );
+        assert_eq!(
+            fails(&[1, big, 9], &[0, 0, 1]),
+            (0, ElemError::DivisionByZero)
+        );
+        let mut a = vec![big; 3000];
+        let mut b = vec![-7; 3000];
+        b[2500] = 0;
+        a[2900] = i32::MIN;
+        b[2900] = -1;
+        assert_eq!(fails(&a, &b), (2500, ElemError::DivisionByZero));
+        b[2500] = 2;
+        assert_eq!(fails(&a, &b), (2900, ElemError::Overflow));
+        b[2900] = 3;
+        agrees::<i32>(&a, &b);
     }
 
     #[test]

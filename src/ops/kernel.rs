@@ -92,7 +92,24 @@ pub fn map<T: Copy, O: Copy>(
     out: &mut [MaybeUninit<O>],
     f: impl Fn(T, T) -> O,
 ) {
-    vectorised(|| map_plain(a, b, out, f))
+    map_fold(a, b, out, (), |(), x, y| ((), f(x, y)))
+}
+
+/// [`map`] that also folds a small state over the run, `f(state, a[i], b[i])` giving the next
+/// state and `out[i]`; returns the last state. A state of plain values (flags, counts) stays in
+/// registers, so the loop still vectorises.
+#[inline(always)]
+pub fn map_fold<T: Copy, O: Copy, S: Copy>(
+    a: Src<'_, T>,
+    b: Src<'_, T>,
+    out: &mut [MaybeUninit<O>],
+    init: S,
+    f: impl Fn(S, T, T) -> (S, O),
+) -> S {
+    vectorised(
+        #[inline(always)]
+        || fold_plain(a, b, out, init, f),
+    )
 }
 
 /// Runs `f` compiled for the widest vector unit this CPU has: AVX-512, AVX2 or the baseline
@@ -163,35 +180,42 @@ unsafe fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
 }
 
 #[inline(always)]
-fn map_plain<T: Copy, O: Copy>(
+fn fold_plain<T: Copy, O: Copy, S: Copy>(
     a: Src<'_, T>,
     b: Src<'_, T>,
     out: &mut [MaybeUninit<O>],
-    f: impl Fn(T, T) -> O,
-) {
+    init: S,
+    f: impl Fn(S, T, T) -> (S, O),
+) -> S {
+    let mut s = init;
+    let mut put = |o: &mut MaybeUninit<O>, x: T, y: T| {
+        let (next, v) = f(s, x, y);
+        s = next;
+        o.write(v);
+    };
     match (a, b) {
         (Src::Slice(a), Src::Slice(b)) => {
             for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-                o.write(f(x, y));
+                put(o, x, y);
             }
         }
         (Src::Slice(a), Src::Repeat(y)) => {
             for (o, &x) in out.iter_mut().zip(a) {
-                o.write(f(x, y));
+                put(o, x, y);
             }
         }
         (Src::Repeat(x), Src::Slice(b)) => {
             for (o, &y) in out.iter_mut().zip(b) {
-                o.write(f(x, y));
+                put(o, x, y);
             }
         }
         (Src::Repeat(x), Src::Repeat(y)) => {
-            let v = f(x, y);
             for o in out.iter_mut() {
-                o.write(v);
+                put(o, x, y);
             }
         }
     }
+    s
 }
 
 /// A narrow float computed through f32: `out[i] = round(f(widen(a[i]), widen(b[i])))`.
