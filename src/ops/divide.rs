@@ -35,32 +35,26 @@ pub trait DivideElem: Element {
     fn div(a: Self, b: Self, pythondiv: bool) -> Result<Self, ElemError>;
 
     /// The loop over one run. On failure, the offset of the first failing element.
-    #[inline(always)]
     fn run(
         a: Src<'_, Self>,
         b: Src<'_, Self>,
         out: &mut [MaybeUninit<Self>],
         pythondiv: bool,
-    ) -> RunResult {
-        // The element-by-element loop, stopping at the first failure.
-        for (i, o) in out.iter_mut().enumerate() {
-            o.write(Self::div(a.get(i), b.get(i), pythondiv).map_err(|e| (i, e))?);
-        }
-        Ok(())
-    }
+    ) -> RunResult;
 }
 
-/// Integers of at most 32 bits: divided exactly through f64, where the quotient of two such
-/// integers is correctly rounded and no rounding can cross an integer (|a| < 2^53), so
-/// truncating or flooring it gives the exact integer quotient. With AVX2 or AVX-512 (detected
-/// at run time by [`kernel::map`]) the loop is a vector division; `idiv` has no vector form.
+/// Integers divided exactly through floats, since `idiv` has no vector form. The quotient of
+/// two integers below 2^53 in magnitude, computed in f64, is correctly rounded and cannot cross
+/// an integer: its distance to the nearest integer, if it is not one, is at least 1/|b|, more
+/// than its rounding error (at most |a/b|·2^-53 < 1/|b|). So truncating or flooring it gives
+/// the exact integer quotient. The same argument in f32 holds below 2^24 (twice the lanes, and
+/// a faster divider).
 ///
-/// Blocks whose values are all below 2^24 in magnitude divide in f32 instead (twice the lanes,
-/// and a faster divider): with |a| < 2^24 the quotient's distance to the next integer, at
-/// least 1/|b|, exceeds half an f32 ulp of the quotient (at most |a/b|·2^-24), so the
-/// correctly rounded f32 quotient stays strictly between the same two integers as the exact
-/// one and truncating or flooring it is exact.
-pub trait SmallInt: Element + PartialEq {
+/// Each block divides in f32 when all its values are below 2^24, else in f64 when all are below
+/// 2^53 (always, for types of at most 32 bits), else (i64, u64) element by element, checked.
+/// With AVX2 or AVX-512 (detected at run time by [`kernel::map`]) the float loops are vector
+/// divisions.
+pub trait FloatDiv: Element + PartialEq {
     const MIN: Self;
     const ZERO: Self;
     const ONE: Self;
@@ -76,11 +70,13 @@ pub trait SmallInt: Element + PartialEq {
     unsafe fn from_f32(q: f32) -> Self;
     /// Whether |self| < 2^24.
     fn below_2_24(self) -> bool;
+    /// Whether |self| < 2^53.
+    fn below_2_53(self) -> bool;
 }
 
-macro_rules! small_int {
-    ($($t:ty, $m1:expr, |$v:ident| $below:expr;)*) => {$(
-        impl SmallInt for $t {
+macro_rules! float_div {
+    ($($t:ty, $m1:expr, |$v:ident| $below:expr, |$w:ident| $below53:expr;)*) => {$(
+        impl FloatDiv for $t {
             const MIN: Self = <$t>::MIN;
             const ZERO: Self = 0;
             const ONE: Self = 1;
@@ -108,21 +104,28 @@ macro_rules! small_int {
                 let $v = self;
                 $below
             }
+            #[inline(always)]
+            fn below_2_53(self) -> bool {
+                let $w = self;
+                $below53
+            }
         }
     )*};
 }
-small_int! {
-    i8, Some(-1), |_v| true;
-    i16, Some(-1), |_v| true;
-    i32, Some(-1), |v| v.unsigned_abs() < 1 << 24;
-    u8, None, |_v| true;
-    u16, None, |_v| true;
-    u32, None, |v| v < 1 << 24;
+float_div! {
+    i8, Some(-1), |_v| true, |_w| true;
+    i16, Some(-1), |_v| true, |_w| true;
+    i32, Some(-1), |v| v.unsigned_abs() < 1 << 24, |_w| true;
+    i64, Some(-1), |v| v.unsigned_abs() < 1 << 24, |w| w.unsigned_abs() < 1 << 53;
+    u8, None, |_v| true, |_w| true;
+    u16, None, |_v| true, |_w| true;
+    u32, None, |v| v < 1 << 24, |_w| true;
+    u64, None, |v| v < 1 << 24, |w| w < 1 << 53;
 }
 
 /// The first element of a block that cannot be divided: a zero divisor, or MIN / -1.
 #[cold]
-fn first_bad<T: SmallInt>(a: Src<'_, T>, b: Src<'_, T>, len: usize) -> Option<(usize, ElemError)> {
+fn first_bad<T: FloatDiv>(a: Src<'_, T>, b: Src<'_, T>, len: usize) -> Option<(usize, ElemError)> {
     (0..len).find_map(|i| {
         let (p, q) = (a.get(i), b.get(i));
         if q == T::ZERO {
@@ -148,7 +151,7 @@ struct Found {
 /// element that cannot be divided, or is too large for f32, is computed as 0 / 1 instead, so
 /// that every conversion back is in range.
 #[inline(always)]
-fn quotient_f32<T: SmallInt>(found: Found, x: T, y: T, floor: bool) -> (Found, T) {
+fn quotient_f32<T: FloatDiv>(found: Found, x: T, y: T, floor: bool) -> (Found, T) {
     let fails = (y == T::ZERO) | ((Some(y) == T::MINUS_ONE) & (x == T::MIN));
     let large = !(x.below_2_24() & y.below_2_24());
     let found = Found {
@@ -171,7 +174,7 @@ fn quotient_f32<T: SmallInt>(found: Found, x: T, y: T, floor: bool) -> (Found, T
 /// One pass over a block: every quotient through f32, and what the block holds that this
 /// cannot divide (the block is then divided again through f64, or fails).
 #[inline(always)]
-fn div_f32<T: SmallInt>(
+fn div_f32<T: FloatDiv>(
     a: Src<'_, T>,
     b: Src<'_, T>,
     out: &mut [MaybeUninit<T>],
@@ -185,25 +188,37 @@ fn div_f32<T: SmallInt>(
     }
 }
 
+/// One pass over a block through f64, after [`div_f32`] found no failure in it; returns
+/// whether a value of at least 2^53 in magnitude (i64, u64) was computed as 0 / 1 instead.
 #[inline(always)]
-fn div_f64<T: SmallInt>(a: Src<'_, T>, b: Src<'_, T>, out: &mut [MaybeUninit<T>], floor: bool) {
-    // SAFETY (both closures): `first_bad` found no zero divisor and no MIN / -1 in this block,
-    // so every quotient is an integer within the type's range.
+fn div_f64<T: FloatDiv>(
+    a: Src<'_, T>,
+    b: Src<'_, T>,
+    out: &mut [MaybeUninit<T>],
+    floor: bool,
+) -> bool {
+    #[inline(always)]
+    fn quotient<T: FloatDiv>(huge: bool, x: T, y: T, floor: bool) -> (bool, T) {
+        let large = !(x.below_2_53() & y.below_2_53());
+        let (x, y) = if large { (T::ZERO, T::ONE) } else { (x, y) };
+        let q = x.to_f64() / y.to_f64();
+        // SAFETY: no zero divisor and no MIN / -1 in the block, and |x| < 2^53, so the
+        // rounded quotient is an integer in the type's range.
+        (huge | large, unsafe {
+            T::from_f64(if floor { q.floor() } else { q.trunc() })
+        })
+    }
     if floor {
-        kernel::map(a, b, out, |x, y| unsafe {
-            T::from_f64((x.to_f64() / y.to_f64()).floor())
-        });
+        kernel::map_fold(a, b, out, false, |h, x, y| quotient(h, x, y, true))
     } else {
-        kernel::map(a, b, out, |x, y| unsafe {
-            T::from_f64((x.to_f64() / y.to_f64()).trunc())
-        });
+        kernel::map_fold(a, b, out, false, |h, x, y| quotient(h, x, y, false))
     }
 }
 
-/// Divides each block through f32 in one pass that also checks it; a block that fails is
-/// scanned for its first failing element, one with values too large for f32 is divided again
-/// through f64 (both vectorised by [`kernel::map`]).
-fn small_int_run<T: SmallInt>(
+/// Divides each block through f32 in one pass that also checks it. A block that fails is
+/// scanned for its first failing element; one with values too large for f32 is divided again
+/// through f64, and one with values too large for f64 (i64, u64) element by element.
+fn int_run<T: FloatDiv + DivideElem>(
     a: Src<'_, T>,
     b: Src<'_, T>,
     out: &mut [MaybeUninit<T>],
@@ -220,32 +235,33 @@ fn small_int_run<T: SmallInt>(
         {
             return Err((at + i, e));
         }
-        if found.big {
-            div_f64(x, y, o, floor);
+        if found.big && div_f64(x, y, o, floor) {
+            for (i, o) in o.iter_mut().enumerate() {
+                o.write(T::div(x.get(i), y.get(i), floor).map_err(|e| (at + i, e))?);
+            }
         }
         at += len;
     }
     Ok(())
 }
 
-/// The loop an integer type uses: `small` goes through f32 or f64 (`small_int_run`; for unsigned
-/// types flooring and truncating agree), `scalar` keeps the checked element-by-element default.
+/// An integer type's loop: [`int_run`] (for unsigned types flooring and truncating agree).
 macro_rules! int_run {
-    (small) => {
+    () => {
+        #[inline(always)]
         fn run(
             a: Src<'_, Self>,
             b: Src<'_, Self>,
             out: &mut [MaybeUninit<Self>],
             pythondiv: bool,
         ) -> RunResult {
-            small_int_run(a, b, out, pythondiv)
+            int_run(a, b, out, pythondiv)
         }
     };
-    (scalar) => {};
 }
 
 macro_rules! signed {
-    ($($t:ty: $loop:ident;)*) => {$(
+    ($($t:ty)*) => {$(
         impl DivideElem for $t {
             fn div(a: Self, b: Self, pythondiv: bool) -> Result<Self, ElemError> {
                 if b == 0 {
@@ -259,33 +275,23 @@ macro_rules! signed {
                     Ok(q)
                 }
             }
-            int_run!($loop);
+            int_run!();
         }
     )*};
 }
-signed! {
-    i8: small;
-    i16: small;
-    i32: small;
-    i64: scalar;
-}
+signed!(i8 i16 i32 i64);
 
 macro_rules! unsigned {
-    ($($t:ty: $loop:ident;)*) => {$(
+    ($($t:ty)*) => {$(
         impl DivideElem for $t {
             fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
                 a.checked_div(b).ok_or(ElemError::DivisionByZero)
             }
-            int_run!($loop);
+            int_run!();
         }
     )*};
 }
-unsigned! {
-    u8: small;
-    u16: small;
-    u32: small;
-    u64: scalar;
-}
+unsigned!(u8 u16 u32 u64);
 
 macro_rules! wide {
     ($($t:ty)*) => {$(
@@ -361,10 +367,10 @@ mod tests {
     use super::*;
 
     /// The vector loop (f32 or f64 per block) against the checked quotient, element by element.
-    fn agrees<T: SmallInt + DivideElem>(a: &[T], b: &[T]) {
+    fn agrees<T: FloatDiv + DivideElem>(a: &[T], b: &[T]) {
         for floor in [true, false] {
             let mut out = vec![MaybeUninit::uninit(); a.len()];
-            small_int_run(Src::Slice(a), Src::Slice(b), &mut out, floor).unwrap();
+            int_run(Src::Slice(a), Src::Slice(b), &mut out, floor).unwrap();
             for (i, o) in out.iter().enumerate() {
                 // SAFETY: the run succeeded, so it wrote every element.
                 let got = unsafe { o.assume_init() };
@@ -408,7 +414,7 @@ mod tests {
     fn blocks_with_large_values_still_fail_at_the_first_bad_element() {
         let fails = |a: &[i32], b: &[i32]| {
             let mut out = vec![MaybeUninit::uninit(); a.len()];
-            small_int_run(Src::Slice(a), Src::Slice(b), &mut out, true).unwrap_err()
+            int_run(Src::Slice(a), Src::Slice(b), &mut out, true).unwrap_err()
         };
         let big = i32::MAX;
         assert_eq!(
@@ -429,6 +435,65 @@ mod tests {
         assert_eq!(fails(&a, &b), (2900, ElemError::Overflow));
         b[2900] = 3;
         agrees::<i32>(&a, &b);
+    }
+
+    /// i64 and u64 blocks go through f32 below 2^24, f64 below 2^53, and are divided element
+    /// by element above; each boundary near multiples of the divisor, where a wrongly rounded
+    /// quotient would cross an integer.
+    #[test]
+    fn i64_and_u64_blocks_are_exact_on_every_path() {
+        for limit in [(1i64 << 24) - 1, (1i64 << 53) - 1, i64::MAX] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for d in [
+                1i64,
+                2,
+                3,
+                7,
+                10,
+                1000,
+                65537,
+                (1 << 31) - 1,
+                1 << 40,
+                limit - 1,
+            ] {
+                for k in [limit / d, limit / d - 1, limit / d / 2 + 1] {
+                    for r in -2..=2 {
+                        let x = k.saturating_mul(d).saturating_add(r).clamp(-limit, limit);
+                        for (p, q) in [(x, d), (-x, d), (x, -d), (-x, -d)] {
+                            a.push(p);
+                            b.push(q);
+                        }
+                    }
+                }
+            }
+            agrees::<i64>(&a, &b);
+            let ua: Vec<u64> = a.iter().map(|x| x.unsigned_abs()).collect();
+            let ub: Vec<u64> = b.iter().map(|x| x.unsigned_abs()).collect();
+            agrees::<u64>(&ua, &ub);
+        }
+        // 2^25 + 1 is not an f32; 2^53 + 1 and 2^64 - 1 are not f64s.
+        agrees::<i64>(&[(1 << 25) + 1, -(1 << 25) - 3, 1 << 24], &[2, 2, 3]);
+        agrees::<i64>(
+            &[
+                (1 << 53) + 1,
+                -(1 << 53) - 3,
+                1 << 53,
+                i64::MIN + 1,
+                i64::MAX,
+                i64::MIN,
+            ],
+            &[2, 2, 3, 7, -1, 3],
+        );
+        agrees::<u64>(&[(1 << 25) + 1, (1 << 25) + 3], &[2, 2]);
+        agrees::<u64>(&[(1 << 53) + 1, u64::MAX, u64::MAX - 1], &[2, 3, u64::MAX]);
+        let mut out = vec![MaybeUninit::uninit(); 3];
+        let r = int_run(
+            Src::Slice(&[5, i64::MAX, i64::MIN]),
+            Src::Repeat(-1i64),
+            &mut out,
+            true,
+        );
+        assert_eq!(r, Err((2, ElemError::Overflow)));
     }
 
     #[test]
