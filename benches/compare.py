@@ -105,11 +105,14 @@ def main():
     ap.add_argument("--ovir", default=str(ROOT / "target" / "release" / "ovir"))
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--only", default=None, help="run the workloads whose name contains this")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="measure each pair this many times, alternating, and keep the median of each side")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     rows = []
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    print(f"CPU: {cpu}, {os.cpu_count()} cores; OpenVINO {ov.__version__}; {args.seconds} s per measurement")
+    print(f"CPU: {cpu}, {os.cpu_count()} cores; OpenVINO {ov.__version__}; {args.seconds} s per measurement, "
+          f"median of {max(1, args.repeat)}")
     print(f"{'workload':40} {'thr':>3} {'ovir ms':>9} {'OpenVINO ms':>11} {'OV/ovir':>8}")
     for name, m in workloads().items():
         if args.only and args.only not in name:
@@ -119,8 +122,11 @@ def main():
         xml = d / "model.xml"
         ov.save_model(m, str(xml), compress_to_fp16=False)
         for threads in (1, 2):
-            mine = ovir_median(args.ovir, xml, threads, args.seconds)
-            theirs = ov_median(xml, threads, args.seconds)
+            mine, theirs = [], []
+            for _ in range(max(1, args.repeat)):
+                mine.append(ovir_median(args.ovir, xml, threads, args.seconds))
+                theirs.append(ov_median(xml, threads, args.seconds))
+            mine, theirs = statistics.median(mine), statistics.median(theirs)
             rows.append((name, threads, mine, theirs))
             print(f"{name:40} {threads:>3} {mine:>9.4f} {theirs:>11.4f} {theirs / mine:>8.2f}", flush=True)
     if not args.only:

@@ -138,86 +138,83 @@ fn first_bad<T: FloatDiv>(a: Src<'_, T>, b: Src<'_, T>, len: usize) -> Option<(u
     })
 }
 
-/// What a pass of [`div_f32`] found in its block.
-#[derive(Clone, Copy, Default)]
-struct Found {
+/// What a pass of [`div_block`] found in its block, as bits (an integer, so that the loop's
+/// reduction over it vectorises).
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct Found(u8);
+
+impl Found {
     /// A zero divisor or MIN / -1: the block fails.
-    bad: bool,
-    /// A value of at least 2^24 in magnitude: the block must be divided through f64.
-    big: bool,
+    const BAD: u8 = 1;
+    /// A value of at least 2^24 in magnitude: f32 is not exact for the block.
+    const BEYOND_F32: u8 = 2;
+    /// A value of at least 2^53 in magnitude (i64, u64): neither is f64.
+    const BEYOND_F64: u8 = 4;
+
+    fn has(self, bit: u8) -> bool {
+        self.0 & bit != 0
+    }
 }
 
-/// One quotient through f32 for [`div_f32`], with `found` updated by why it may not stand. An
-/// element that cannot be divided, or is too large for f32, is computed as 0 / 1 instead, so
-/// that every conversion back is in range.
+/// One quotient for [`div_block`], through f64 if `wide` else f32, with `found` updated. An
+/// element that cannot be divided, or is too large for the float, is computed as 0 / 1
+/// instead, so that every conversion back is in range.
 #[inline(always)]
-fn quotient_f32<T: FloatDiv>(found: Found, x: T, y: T, floor: bool) -> (Found, T) {
+fn quotient<T: FloatDiv>(found: Found, x: T, y: T, floor: bool, wide: bool) -> (Found, T) {
     let fails = (y == T::ZERO) | ((Some(y) == T::MINUS_ONE) & (x == T::MIN));
-    let large = !(x.below_2_24() & y.below_2_24());
-    let found = Found {
-        bad: found.bad | fails,
-        big: found.big | large,
+    let beyond_f32 = !(x.below_2_24() & y.below_2_24());
+    let beyond_f64 = !(x.below_2_53() & y.below_2_53());
+    let found = Found(
+        found.0
+            | (fails as u8 * Found::BAD)
+            | (beyond_f32 as u8 * Found::BEYOND_F32)
+            | (beyond_f64 as u8 * Found::BEYOND_F64),
+    );
+    let skip = fails | if wide { beyond_f64 } else { beyond_f32 };
+    let (x, y) = if skip { (T::ZERO, T::ONE) } else { (x, y) };
+    // SAFETY: x and y are exact in the float and y divides x without overflow, so the rounded
+    // quotient is an integer in the type's range.
+    let q = unsafe {
+        if wide {
+            let q = x.to_f64() / y.to_f64();
+            T::from_f64(if floor { q.floor() } else { q.trunc() })
+        } else {
+            let q = x.to_f32() / y.to_f32();
+            T::from_f32(if floor { q.floor() } else { q.trunc() })
+        }
     };
-    let (x, y) = if fails | large {
-        (T::ZERO, T::ONE)
-    } else {
-        (x, y)
-    };
-    let q = x.to_f32() / y.to_f32();
-    // SAFETY: |x| < 2^24 and y divides it without overflow, so the rounded quotient is an
-    // integer in the type's range.
-    (found, unsafe {
-        T::from_f32(if floor { q.floor() } else { q.trunc() })
-    })
+    (found, q)
 }
 
-/// One pass over a block: every quotient through f32, and what the block holds that this
-/// cannot divide (the block is then divided again through f64, or fails).
+/// One vectorised pass over a block: every quotient through f64 (`wide`) or f32, and what the
+/// block holds that this pass could not divide.
 #[inline(always)]
-fn div_f32<T: FloatDiv>(
+fn div_block<T: FloatDiv>(
     a: Src<'_, T>,
     b: Src<'_, T>,
     out: &mut [MaybeUninit<T>],
     floor: bool,
+    wide: bool,
 ) -> Found {
     let none = Found::default();
-    if floor {
-        kernel::map_fold(a, b, out, none, |f, x, y| quotient_f32(f, x, y, true))
-    } else {
-        kernel::map_fold(a, b, out, none, |f, x, y| quotient_f32(f, x, y, false))
+    match (floor, wide) {
+        (true, false) => {
+            kernel::map_fold(a, b, out, none, |f, x, y| quotient(f, x, y, true, false))
+        }
+        (false, false) => {
+            kernel::map_fold(a, b, out, none, |f, x, y| quotient(f, x, y, false, false))
+        }
+        (true, true) => kernel::map_fold(a, b, out, none, |f, x, y| quotient(f, x, y, true, true)),
+        (false, true) => {
+            kernel::map_fold(a, b, out, none, |f, x, y| quotient(f, x, y, false, true))
+        }
     }
 }
 
-/// One pass over a block through f64, after [`div_f32`] found no failure in it; returns
-/// whether a value of at least 2^53 in magnitude (i64, u64) was computed as 0 / 1 instead.
-#[inline(always)]
-fn div_f64<T: FloatDiv>(
-    a: Src<'_, T>,
-    b: Src<'_, T>,
-    out: &mut [MaybeUninit<T>],
-    floor: bool,
-) -> bool {
-    #[inline(always)]
-    fn quotient<T: FloatDiv>(huge: bool, x: T, y: T, floor: bool) -> (bool, T) {
-        let large = !(x.below_2_53() & y.below_2_53());
-        let (x, y) = if large { (T::ZERO, T::ONE) } else { (x, y) };
-        let q = x.to_f64() / y.to_f64();
-        // SAFETY: no zero divisor and no MIN / -1 in the block, and |x| < 2^53, so the
-        // rounded quotient is an integer in the type's range.
-        (huge | large, unsafe {
-            T::from_f64(if floor { q.floor() } else { q.trunc() })
-        })
-    }
-    if floor {
-        kernel::map_fold(a, b, out, false, |h, x, y| quotient(h, x, y, true))
-    } else {
-        kernel::map_fold(a, b, out, false, |h, x, y| quotient(h, x, y, false))
-    }
-}
-
-/// Divides each block through f32 in one pass that also checks it. A block that fails is
-/// scanned for its first failing element; one with values too large for f32 is divided again
-/// through f64, and one with values too large for f64 (i64, u64) element by element.
+/// Divides block by block, each through f32 in one pass that also checks it. A block that
+/// fails is scanned for its first failing element; one with values too large for f32 is
+/// divided again through f64, and one with values too large for f64 (i64, u64) element by
+/// element.
 fn int_run<T: FloatDiv + DivideElem>(
     a: Src<'_, T>,
     b: Src<'_, T>,
@@ -229,13 +226,16 @@ fn int_run<T: FloatDiv + DivideElem>(
         let len = BLOCK.min(out.len() - at);
         let (x, y) = (a.sub(at, len), b.sub(at, len));
         let o = &mut out[at..at + len];
-        let found = div_f32(x, y, o, floor);
-        if found.bad
+        let mut found = div_block(x, y, o, floor, false);
+        if found.has(Found::BAD)
             && let Some((i, e)) = first_bad(x, y, len)
         {
             return Err((at + i, e));
         }
-        if found.big && div_f64(x, y, o, floor) {
+        if found.has(Found::BEYOND_F32) {
+            found = div_block(x, y, o, floor, true);
+        }
+        if found.has(Found::BEYOND_F64) {
             for (i, o) in o.iter_mut().enumerate() {
                 o.write(T::div(x.get(i), y.get(i), floor).map_err(|e| (at + i, e))?);
             }
@@ -399,6 +399,9 @@ mod tests {
             }
         }
         agrees::<i32>(&a, &b);
+        // The same after a block that needed f64: each block chooses its own path.
+        let big = vec![i32::MAX - 5; BLOCK];
+        agrees::<i32>(&[&big[..], &a].concat(), &[&big[..], &b].concat());
         // Above the limit the block goes through f64.
         agrees::<i32>(&[i32::MAX, i32::MIN + 1], &[3, 7]);
         // Just above it, where f32 would be wrong: 2^25 + 1 is not an f32.

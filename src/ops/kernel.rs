@@ -584,6 +584,9 @@ pub const TILE: usize = 512;
 /// (which must have the output's shape; `leaves[l]` is not read): each tile of that leaf is
 /// copied aside before any step writes the tile, so the leaf is computed with in place.
 ///
+/// A lone step whose broadcast runs are at least [`RUN_MIN`] long skips the gathering: the
+/// kernel is called once per run, with each operand in place or repeated.
+///
 /// With `chain = Some((f, links))` the steps form a linear chain (step 0 reads two leaves,
 /// step `k` reads step `k - 1` and a leaf, combined as `links[k]` says) that cannot fail, and
 /// each tile is computed by `f` in registers instead of step by step.
