@@ -46,9 +46,13 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
-/// A byte count for people: `37.3 GiB (40000000000 bytes)`, or `512 bytes`.
+/// A byte count for people: `37.3 GiB (40000000000 bytes)`, or `512 bytes`. `u64::MAX` stands
+/// for a count that overflowed 64 bits (see `Tensor::bytes`), and says so.
 pub fn bytes_text(n: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n == u64::MAX {
+        return "more than 16 EiB (the byte count overflows 64 bits)".into();
+    }
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     let mut unit = None;
     let mut v = n as f64;
     for u in UNITS {
@@ -110,6 +114,8 @@ mod tests {
         assert!(parse_size("99999999T").is_err());
         assert_eq!(bytes_text(512), "512 bytes");
         assert_eq!(bytes_text(40_000_000_000), "37.3 GiB (40000000000 bytes)");
+        assert_eq!(bytes_text(1 << 60), "1.0 EiB (1152921504606846976 bytes)");
+        assert!(bytes_text(u64::MAX).starts_with("more than 16 EiB"));
     }
 
     #[test]

@@ -194,7 +194,8 @@ impl Tensor {
         self.len() == 0
     }
 
-    /// Bytes the elements take.
+    /// Bytes the elements take; `u64::MAX` if that overflows (which
+    /// [`bytes_text`](crate::memory::bytes_text) reports as such).
     pub fn bytes(&self) -> u64 {
         self.element_type()
             .storage_bytes(self.len() as u64)

@@ -256,6 +256,7 @@ fn output_fits(
     ty: crate::ElementType,
     count: usize,
 ) -> Result<(), (usize, Error)> {
+    // An overflowing size never fits, and `bytes_text` words `u64::MAX` as an overflow.
     let needed = ty.storage_bytes(count as u64).unwrap_or(u64::MAX);
     budget
         .check("output", needed)
