@@ -108,7 +108,37 @@ pub fn map_fold<T: Copy, O: Copy, S: Copy>(
 ) -> S {
     vectorised(
         #[inline(always)]
-        || fold_plain(a, b, out, init, f),
+        move || {
+            let mut s = init;
+            let mut put = |o: &mut MaybeUninit<O>, x: T, y: T| {
+                let (next, v) = f(s, x, y);
+                s = next;
+                o.write(v);
+            };
+            match (a, b) {
+                (Src::Slice(a), Src::Slice(b)) => {
+                    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+                        put(o, x, y);
+                    }
+                }
+                (Src::Slice(a), Src::Repeat(y)) => {
+                    for (o, &x) in out.iter_mut().zip(a) {
+                        put(o, x, y);
+                    }
+                }
+                (Src::Repeat(x), Src::Slice(b)) => {
+                    for (o, &y) in out.iter_mut().zip(b) {
+                        put(o, x, y);
+                    }
+                }
+                (Src::Repeat(x), Src::Repeat(y)) => {
+                    for o in out.iter_mut() {
+                        put(o, x, y);
+                    }
+                }
+            }
+            s
+        },
     )
 }
 
@@ -177,45 +207,6 @@ unsafe fn with_avx512<R>(f: impl FnOnce() -> R) -> R {
 #[target_feature(enable = "avx2,fma")]
 unsafe fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
     f()
-}
-
-#[inline(always)]
-fn fold_plain<T: Copy, O: Copy, S: Copy>(
-    a: Src<'_, T>,
-    b: Src<'_, T>,
-    out: &mut [MaybeUninit<O>],
-    init: S,
-    f: impl Fn(S, T, T) -> (S, O),
-) -> S {
-    let mut s = init;
-    let mut put = |o: &mut MaybeUninit<O>, x: T, y: T| {
-        let (next, v) = f(s, x, y);
-        s = next;
-        o.write(v);
-    };
-    match (a, b) {
-        (Src::Slice(a), Src::Slice(b)) => {
-            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-                put(o, x, y);
-            }
-        }
-        (Src::Slice(a), Src::Repeat(y)) => {
-            for (o, &x) in out.iter_mut().zip(a) {
-                put(o, x, y);
-            }
-        }
-        (Src::Repeat(x), Src::Slice(b)) => {
-            for (o, &y) in out.iter_mut().zip(b) {
-                put(o, x, y);
-            }
-        }
-        (Src::Repeat(x), Src::Repeat(y)) => {
-            for o in out.iter_mut() {
-                put(o, x, y);
-            }
-        }
-    }
-    s
 }
 
 /// A narrow float computed through f32: `out[i] = round(f(widen(a[i]), widen(b[i])))`.
