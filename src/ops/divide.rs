@@ -186,28 +186,20 @@ fn quotient<T: FloatDiv>(found: Found, x: T, y: T, floor: bool, wide: bool) -> (
     (found, q)
 }
 
-/// One vectorised pass over a block: every quotient through f64 (`wide`) or f32, and what the
+/// One vectorised pass over a block: every quotient through f64 (`WIDE`) or f32, and what the
 /// block holds that this pass could not divide.
 #[inline(always)]
-fn div_block<T: FloatDiv>(
+fn div_block<T: FloatDiv, const WIDE: bool>(
     a: Src<'_, T>,
     b: Src<'_, T>,
     out: &mut [MaybeUninit<T>],
     floor: bool,
-    wide: bool,
 ) -> Found {
     let none = Found::default();
-    match (floor, wide) {
-        (true, false) => {
-            kernel::map_fold(a, b, out, none, |f, x, y| quotient(f, x, y, true, false))
-        }
-        (false, false) => {
-            kernel::map_fold(a, b, out, none, |f, x, y| quotient(f, x, y, false, false))
-        }
-        (true, true) => kernel::map_fold(a, b, out, none, |f, x, y| quotient(f, x, y, true, true)),
-        (false, true) => {
-            kernel::map_fold(a, b, out, none, |f, x, y| quotient(f, x, y, false, true))
-        }
+    if floor {
+        kernel::map_fold(a, b, out, none, |f, x, y| quotient(f, x, y, true, WIDE))
+    } else {
+        kernel::map_fold(a, b, out, none, |f, x, y| quotient(f, x, y, false, WIDE))
     }
 }
 
@@ -226,14 +218,14 @@ fn int_run<T: FloatDiv + DivideElem>(
         let len = BLOCK.min(out.len() - at);
         let (x, y) = (a.sub(at, len), b.sub(at, len));
         let o = &mut out[at..at + len];
-        let mut found = div_block(x, y, o, floor, false);
+        let mut found = div_block::<T, false>(x, y, o, floor);
         if found.has(Found::BAD)
             && let Some((i, e)) = first_bad(x, y, len)
         {
             return Err((at + i, e));
         }
         if found.has(Found::BEYOND_F32) {
-            found = div_block(x, y, o, floor, true);
+            found = div_block::<T, true>(x, y, o, floor);
         }
         if found.has(Found::BEYOND_F64) {
             for (i, o) in o.iter_mut().enumerate() {

@@ -750,14 +750,16 @@ fn gather<T: Copy>(plan: &Plan, first: bool, leaf: &[T], g0: usize, buf: &mut [M
         } else {
             (r.b, r.b_step)
         };
-        if step {
-            for (d, &v) in dst.iter_mut().zip(&leaf[at..at + r.len]) {
-                d.write(v);
+        match Src::of_run(leaf, at, step, r.len) {
+            Src::Slice(s) => {
+                for (d, &v) in dst.iter_mut().zip(s) {
+                    d.write(v);
+                }
             }
-        } else {
-            let v = leaf[at];
-            for d in dst {
-                d.write(v);
+            Src::Repeat(v) => {
+                for d in dst {
+                    d.write(v);
+                }
             }
         }
         true
