@@ -20,11 +20,9 @@
 //!   the first offending output element (OpenVINO's reference throws or dies with SIGFPE; its
 //!   CPU plugin returns garbage).
 
-use std::mem::MaybeUninit;
-
 use half::{bf16, f16};
 
-use super::kernel::{self, BLOCK, RunResult, Src};
+use super::kernel::{self, BLOCK, Out, RunResult, Src};
 use super::{AttrError, Attrs, ElemError, Elementwise, EvalError, Op, OpDef};
 use crate::broadcast::AutoBroadcast;
 use crate::tensor::{Element, Tensor};
@@ -35,12 +33,7 @@ pub trait DivideElem: Element {
     fn div(a: Self, b: Self, pythondiv: bool) -> Result<Self, ElemError>;
 
     /// The loop over one run. On failure, the offset of the first failing element.
-    fn run(
-        a: Src<'_, Self>,
-        b: Src<'_, Self>,
-        out: &mut [MaybeUninit<Self>],
-        pythondiv: bool,
-    ) -> RunResult;
+    fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: Out<'_, Self>, pythondiv: bool) -> RunResult;
 }
 
 /// Integers divided exactly through floats, since `idiv` has no vector form. The quotient of
@@ -192,7 +185,7 @@ fn quotient<T: FloatDiv>(found: Found, x: T, y: T, floor: bool, wide: bool) -> (
 fn div_block<T: FloatDiv, const WIDE: bool>(
     a: Src<'_, T>,
     b: Src<'_, T>,
-    out: &mut [MaybeUninit<T>],
+    out: Out<'_, T>,
     floor: bool,
 ) -> Found {
     let none = Found::default();
@@ -210,25 +203,25 @@ fn div_block<T: FloatDiv, const WIDE: bool>(
 fn int_run<T: FloatDiv + DivideElem>(
     a: Src<'_, T>,
     b: Src<'_, T>,
-    out: &mut [MaybeUninit<T>],
+    mut out: Out<'_, T>,
     floor: bool,
 ) -> RunResult {
     let mut at = 0;
     while at < out.len() {
         let len = BLOCK.min(out.len() - at);
         let (x, y) = (a.sub(at, len), b.sub(at, len));
-        let o = &mut out[at..at + len];
-        let mut found = div_block::<T, false>(x, y, o, floor);
+        let mut o = out.part(at, len);
+        let mut found = div_block::<T, false>(x, y, o.part(0, len), floor);
         if found.has(Found::BAD)
             && let Some((i, e)) = first_bad(x, y, len)
         {
             return Err((at + i, e));
         }
         if found.has(Found::BEYOND_F32) {
-            found = div_block::<T, true>(x, y, o, floor);
+            found = div_block::<T, true>(x, y, o.part(0, len), floor);
         }
         if found.has(Found::BEYOND_F64) {
-            for (i, o) in o.iter_mut().enumerate() {
+            for (i, o) in o.data.iter_mut().enumerate() {
                 o.write(T::div(x.get(i), y.get(i), floor).map_err(|e| (at + i, e))?);
             }
         }
@@ -244,7 +237,7 @@ macro_rules! int_run {
         fn run(
             a: Src<'_, Self>,
             b: Src<'_, Self>,
-            out: &mut [MaybeUninit<Self>],
+            out: Out<'_, Self>,
             pythondiv: bool,
         ) -> RunResult {
             int_run(a, b, out, pythondiv)
@@ -292,7 +285,7 @@ macro_rules! wide {
                 Ok(a / b)
             }
             #[inline(always)]
-            fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: &mut [MaybeUninit<Self>], _: bool) -> RunResult {
+            fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: Out<'_, Self>, _: bool) -> RunResult {
                 kernel::map(a, b, out, |x, y| x / y);
                 Ok(())
             }
@@ -308,7 +301,7 @@ macro_rules! narrow {
                 Ok(<$t>::from_f32(a.to_f32() / b.to_f32()))
             }
             #[inline(always)]
-            fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: &mut [MaybeUninit<Self>], _: bool) -> RunResult {
+            fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: Out<'_, Self>, _: bool) -> RunResult {
                 kernel::through_f32(a, b, out, |x, y| x / y);
                 Ok(())
             }
@@ -356,13 +349,15 @@ fn parse(a: &Attrs) -> Result<Op, Vec<AttrError>> {
 
 #[cfg(test)]
 mod tests {
+    use std::mem::MaybeUninit;
+
     use super::*;
 
     /// The vector loop (f32 or f64 per block) against the checked quotient, element by element.
     fn agrees<T: FloatDiv + DivideElem>(a: &[T], b: &[T]) {
         for floor in [true, false] {
             let mut out = vec![MaybeUninit::uninit(); a.len()];
-            int_run(Src::Slice(a), Src::Slice(b), &mut out, floor).unwrap();
+            int_run(Src::Slice(a), Src::Slice(b), Out::new(&mut out), floor).unwrap();
             for (i, o) in out.iter().enumerate() {
                 // SAFETY: the run succeeded, so it wrote every element.
                 let got = unsafe { o.assume_init() };
@@ -409,7 +404,7 @@ mod tests {
     fn blocks_with_large_values_still_fail_at_the_first_bad_element() {
         let fails = |a: &[i32], b: &[i32]| {
             let mut out = vec![MaybeUninit::uninit(); a.len()];
-            int_run(Src::Slice(a), Src::Slice(b), &mut out, true).unwrap_err()
+            int_run(Src::Slice(a), Src::Slice(b), Out::new(&mut out), true).unwrap_err()
         };
         let big = i32::MAX;
         assert_eq!(
@@ -485,7 +480,7 @@ mod tests {
         let r = int_run(
             Src::Slice(&[5, i64::MAX, i64::MIN]),
             Src::Repeat(-1i64),
-            &mut out,
+            Out::new(&mut out),
             true,
         );
         assert_eq!(r, Err((2, ElemError::Overflow)));

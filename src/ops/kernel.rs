@@ -83,64 +83,144 @@ impl<T: Copy> Src<'_, T> {
 /// output is then partly written).
 pub type RunResult = Result<(), (usize, ElemError)>;
 
+/// Where a run loop writes: the run's output elements, and whether they go to memory with
+/// non-temporal stores (for an output far larger than the caches that nothing reads right
+/// after, so that its lines are not first read in to be overwritten).
+pub struct Out<'a, T> {
+    pub data: &'a mut [MaybeUninit<T>],
+    pub stream: bool,
+}
+
+impl<'a, T> Out<'a, T> {
+    /// Written with plain stores.
+    pub fn new(data: &'a mut [MaybeUninit<T>]) -> Self {
+        Out {
+            data,
+            stream: false,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// Elements `at..at + len`, written the same way.
+    pub fn part(&mut self, at: usize, len: usize) -> Out<'_, T> {
+        Out {
+            data: &mut self.data[at..at + len],
+            stream: self.stream,
+        }
+    }
+}
+
 /// The four shapes of a run, each a plain loop the compiler vectorises — with AVX-512 or AVX2
 /// when the CPU has them (see [`vectorised`]).
 #[inline(always)]
-pub fn map<T: Copy, O: Copy>(
-    a: Src<'_, T>,
-    b: Src<'_, T>,
-    out: &mut [MaybeUninit<O>],
-    f: impl Fn(T, T) -> O,
-) {
+pub fn map<T: Copy, O: Copy>(a: Src<'_, T>, b: Src<'_, T>, out: Out<'_, O>, f: impl Fn(T, T) -> O) {
     map_fold(a, b, out, (), |(), x, y| ((), f(x, y)))
 }
 
 /// [`map`] that also folds a small state over the run, `f(state, a[i], b[i])` giving the next
 /// state and `out[i]`; returns the last state. A state of plain values (flags, counts) stays in
-/// registers, so the loop still vectorises.
+/// registers, so the loop still vectorises. A streamed output is computed a cache line at a
+/// time and each line stored with non-temporal stores (a part line at either end plainly).
 #[inline(always)]
 pub fn map_fold<T: Copy, O: Copy, S: Copy>(
     a: Src<'_, T>,
     b: Src<'_, T>,
-    out: &mut [MaybeUninit<O>],
+    out: Out<'_, O>,
     init: S,
     f: impl Fn(S, T, T) -> (S, O),
 ) -> S {
-    vectorised(
+    let Out { data: out, stream } = out;
+    vectorised_for(
         #[inline(always)]
-        move || {
-            let mut s = init;
-            let mut put = |o: &mut MaybeUninit<O>, x: T, y: T| {
-                let (next, v) = f(s, x, y);
-                s = next;
-                o.write(v);
-            };
-            match (a, b) {
-                (Src::Slice(a), Src::Slice(b)) => {
-                    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-                        put(o, x, y);
-                    }
-                }
-                (Src::Slice(a), Src::Repeat(y)) => {
-                    for (o, &x) in out.iter_mut().zip(a) {
-                        put(o, x, y);
-                    }
-                }
-                (Src::Repeat(x), Src::Slice(b)) => {
-                    for (o, &y) in out.iter_mut().zip(b) {
-                        put(o, x, y);
-                    }
-                }
-                (Src::Repeat(x), Src::Repeat(y)) => {
-                    for o in out.iter_mut() {
-                        put(o, x, y);
-                    }
-                }
+        move |unit| {
+            let size = std::mem::size_of::<O>();
+            let skew = (out.as_ptr() as usize).wrapping_neg() % LINE;
+            if !stream || size == 0 || !LINE.is_multiple_of(size) || !skew.is_multiple_of(size) {
+                return fold_run(a, b, out, init, &f);
             }
-            s
+            let (n, per) = (out.len(), LINE / size);
+            let head = (skew / size).min(n);
+            let mut s = fold_run(a.sub(0, head), b.sub(0, head), &mut out[..head], init, &f);
+            let mut line = Line([MaybeUninit::uninit(); LINE]);
+            let mut at = head;
+            while at + per <= n {
+                // SAFETY: `line` holds `per` elements' bytes and is aligned for any element
+                // type of at most LINE bytes.
+                let buf = unsafe {
+                    std::slice::from_raw_parts_mut(line.0.as_mut_ptr() as *mut MaybeUninit<O>, per)
+                };
+                s = fold_run(a.sub(at, per), b.sub(at, per), buf, s, &f);
+                // SAFETY: the line was just filled; `out[at..]` starts on a line (`head`) and
+                // holds at least one; `unit` is the one this closure runs under.
+                unsafe {
+                    stream_lines(
+                        unit,
+                        line.0.as_ptr() as *const u8,
+                        out[at..].as_mut_ptr() as *mut u8,
+                        1,
+                    )
+                };
+                at += per;
+            }
+            fold_run(a.sub(at, n - at), b.sub(at, n - at), &mut out[at..], s, &f)
         },
     )
 }
+
+/// The loop of [`map_fold`] over one run with plain stores, in its four shapes. `f` is called
+/// directly in each (not through a helper closure), so that it is inlined everywhere and the
+/// loops are compiled for the caller's vector unit.
+#[inline(always)]
+fn fold_run<T: Copy, O: Copy, S: Copy>(
+    a: Src<'_, T>,
+    b: Src<'_, T>,
+    out: &mut [MaybeUninit<O>],
+    mut s: S,
+    f: &impl Fn(S, T, T) -> (S, O),
+) -> S {
+    match (a, b) {
+        (Src::Slice(a), Src::Slice(b)) => {
+            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+                let v;
+                (s, v) = f(s, x, y);
+                o.write(v);
+            }
+        }
+        (Src::Slice(a), Src::Repeat(y)) => {
+            for (o, &x) in out.iter_mut().zip(a) {
+                let v;
+                (s, v) = f(s, x, y);
+                o.write(v);
+            }
+        }
+        (Src::Repeat(x), Src::Slice(b)) => {
+            for (o, &y) in out.iter_mut().zip(b) {
+                let v;
+                (s, v) = f(s, x, y);
+                o.write(v);
+            }
+        }
+        (Src::Repeat(x), Src::Repeat(y)) => {
+            for o in out.iter_mut() {
+                let v;
+                (s, v) = f(s, x, y);
+                o.write(v);
+            }
+        }
+    }
+    s
+}
+
+/// One cache line of output, assembled before it is streamed.
+#[repr(C, align(64))]
+struct Line([MaybeUninit<u8>; LINE]);
 
 /// Runs `f` compiled for the widest vector unit this CPU has: AVX-512, AVX2 or the baseline
 /// (detected at run time; the default x86-64 target only has SSE2). `f` is vectorised for the
@@ -148,26 +228,94 @@ pub fn map_fold<T: Copy, O: Copy, S: Copy>(
 /// small closure, and a larger one needs `#[inline(always)]` (else it runs as baseline code).
 #[inline(always)]
 pub fn vectorised<R>(f: impl FnOnce() -> R) -> R {
+    vectorised_for(
+        #[inline(always)]
+        |_| f(),
+    )
+}
+
+/// [`vectorised`], telling `f` which unit it is compiled for (so that it can use that unit's
+/// instructions, as [`stream_lines`] does).
+#[inline(always)]
+pub(crate) fn vectorised_for<R>(f: impl FnOnce(Simd) -> R) -> R {
     #[cfg(target_arch = "x86_64")]
     {
         match simd() {
             // SAFETY: the features were detected.
-            Simd::Avx512 => unsafe { with_avx512(f) },
-            Simd::Avx2 => unsafe { with_avx2(f) },
-            Simd::None => f(),
+            Simd::Avx512 => unsafe {
+                with_avx512(
+                    #[inline(always)]
+                    || f(Simd::Avx512),
+                )
+            },
+            // SAFETY: as above.
+            Simd::Avx2 => unsafe {
+                with_avx2(
+                    #[inline(always)]
+                    || f(Simd::Avx2),
+                )
+            },
+            Simd::None => f(Simd::None),
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    f()
+    f(Simd::None)
 }
 
 /// Vector units, narrowest first.
-#[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Simd {
+pub(crate) enum Simd {
+    /// The baseline (SSE2 on x86-64).
     None,
     Avx2,
     Avx512,
+}
+
+/// Bytes in a cache line: the unit of non-temporal stores.
+const LINE: usize = 64;
+
+/// Copies `lines` whole cache lines from `src` to `dst` (64-byte aligned) with non-temporal
+/// stores as wide as `unit` has: the lines go to memory without being read into the caches
+/// first. Only to be called inside [`vectorised_for`], with the unit it passed (elsewhere the
+/// wide stores would not be inlined). [`stream_fence`] must follow before the data is read by
+/// another thread. Without x86-64, a plain copy.
+///
+/// # Safety
+/// `src` must be readable and `dst` writable for `lines * LINE` bytes, `dst` 64-byte aligned,
+/// and `unit`'s features present.
+#[inline(always)]
+unsafe fn stream_lines(unit: Simd, src: *const u8, dst: *mut u8, lines: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the caller guarantees the bounds, the alignment and the features.
+    unsafe {
+        use std::arch::x86_64::*;
+        for k in 0..lines {
+            let (s, d) = (src.add(k * LINE), dst.add(k * LINE));
+            match unit {
+                Simd::Avx512 => {
+                    _mm512_stream_si512(d as *mut _, _mm512_loadu_si512(s as *const _));
+                }
+                Simd::Avx2 => {
+                    for h in 0..2 {
+                        let v = _mm256_loadu_si256(s.add(32 * h) as *const __m256i);
+                        _mm256_stream_si256(d.add(32 * h) as *mut __m256i, v);
+                    }
+                }
+                Simd::None => {
+                    for q in 0..4 {
+                        let v = _mm_loadu_si128(s.add(16 * q) as *const __m128i);
+                        _mm_stream_si128(d.add(16 * q) as *mut __m128i, v);
+                    }
+                }
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: as above; the ranges are distinct allocations.
+    unsafe {
+        let _ = unit;
+        std::ptr::copy_nonoverlapping(src, dst, lines * LINE)
+    };
 }
 
 /// The widest vector unit the kernels use on this CPU, detected once. The environment
@@ -214,7 +362,7 @@ pub trait Narrow: Copy + Send + Sync {
     fn through_f32(
         a: Src<'_, Self>,
         b: Src<'_, Self>,
-        out: &mut [MaybeUninit<Self>],
+        out: Out<'_, Self>,
         f: impl Fn(f32, f32) -> f32 + Copy,
     );
 }
@@ -228,13 +376,14 @@ fn has_f16c() -> bool {
 }
 
 /// f16: with AVX-512, in registers, 16 lanes at a time; otherwise widened to f32 blocks
-/// (F16C, 8 lanes, when the CPU has it), computed, and rounded back.
+/// (F16C, 8 lanes, when the CPU has it), computed, and rounded back (into a block buffer
+/// copied out with non-temporal stores when the output is streamed).
 impl Narrow for f16 {
     #[inline(always)]
     fn through_f32(
         a: Src<'_, f16>,
         b: Src<'_, f16>,
-        out: &mut [MaybeUninit<f16>],
+        out: Out<'_, f16>,
         f: impl Fn(f32, f32) -> f32 + Copy,
     ) {
         #[cfg(target_arch = "x86_64")]
@@ -243,18 +392,26 @@ impl Narrow for f16 {
             unsafe { f16c::map_avx512(a, b, out, f) };
             return;
         }
+        let Out { data: out, stream } = out;
         let mut wa = [0f32; BLOCK];
         let mut wb = [0f32; BLOCK];
         let mut wo = [MaybeUninit::<f32>::uninit(); BLOCK];
+        let mut narrowed = [MaybeUninit::<f16>::uninit(); BLOCK];
         let mut at = 0;
         while at < out.len() {
             let len = BLOCK.min(out.len() - at);
             let xa = widen_f16_block(a, at, len, &mut wa);
             let xb = widen_f16_block(b, at, len, &mut wb);
-            map(xa, xb, &mut wo[..len], f);
+            map(xa, xb, Out::new(&mut wo[..len]), f);
             // SAFETY: `map` wrote all `len` elements of `wo`.
             let done = unsafe { filled(&wo, len) };
-            narrow_f16(done, &mut out[at..at + len]);
+            if stream {
+                narrow_f16(done, &mut narrowed[..len]);
+                // SAFETY: `narrow_f16` wrote all `len` elements.
+                stream_copy(unsafe { filled(&narrowed, len) }, &mut out[at..at + len]);
+            } else {
+                narrow_f16(done, &mut out[at..at + len]);
+            }
             at += len;
         }
     }
@@ -316,7 +473,7 @@ impl Narrow for bf16 {
     fn through_f32(
         a: Src<'_, bf16>,
         b: Src<'_, bf16>,
-        out: &mut [MaybeUninit<bf16>],
+        out: Out<'_, bf16>,
         f: impl Fn(f32, f32) -> f32 + Copy,
     ) {
         map(a, b, out, |x, y| {
@@ -350,15 +507,27 @@ mod f16c {
     }
 
     /// One pass: 16 f16 widened per load, `f` on the lanes, rounded back to nearest even.
+    /// A streamed output is written with non-temporal stores from its first 32-byte boundary
+    /// (the elements before it one by one).
     #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,f16c")]
     pub unsafe fn map_avx512(
         a: super::Src<'_, f16>,
         b: super::Src<'_, f16>,
-        out: &mut [MaybeUninit<f16>],
+        out: super::Out<'_, f16>,
         f: impl Fn(f32, f32) -> f32 + Copy,
     ) {
         use super::Src;
+        let super::Out { data: out, stream } = out;
         let n = out.len();
+        let one = |k: usize| f16::from_f32(f(a.get(k).to_f32(), b.get(k).to_f32()));
+        let head = if stream {
+            ((out.as_ptr() as usize).wrapping_neg() % 32 / 2).min(n)
+        } else {
+            0
+        };
+        for (k, o) in out[..head].iter_mut().enumerate() {
+            o.write(one(k));
+        }
         #[inline(always)]
         unsafe fn lanes(s: Src<'_, f16>, i: usize) -> [f32; 16] {
             // SAFETY: the caller keeps `i + 16` within the run; the target features are those
@@ -372,21 +541,27 @@ mod f16c {
                 }
             }
         }
-        let mut i = 0;
+        let mut i = head;
         while i + 16 <= n {
-            // SAFETY: i + 16 <= n, within every slice of the run; unaligned loads and stores.
+            // SAFETY: i + 16 <= n, within every slice of the run; unaligned loads and stores,
+            // or when streaming, stores to 32-byte boundaries (`head`).
             unsafe {
                 let (x, y) = (lanes(a, i), lanes(b, i));
                 let r: [f32; 16] = std::array::from_fn(|k| f(x[k], y[k]));
                 let h = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
                     std::mem::transmute::<[f32; 16], __m512>(r),
                 );
-                _mm256_storeu_si256(out.as_mut_ptr().add(i) as *mut __m256i, h);
+                let d = out.as_mut_ptr().add(i) as *mut __m256i;
+                if stream {
+                    _mm256_stream_si256(d, h);
+                } else {
+                    _mm256_storeu_si256(d, h);
+                }
             }
             i += 16;
         }
         for (k, o) in out.iter_mut().enumerate().skip(i) {
-            o.write(f16::from_f32(f(a.get(k).to_f32(), b.get(k).to_f32())));
+            o.write(one(k));
         }
     }
 
@@ -414,7 +589,7 @@ mod f16c {
 pub fn through_f32<T: Narrow>(
     a: Src<'_, T>,
     b: Src<'_, T>,
-    out: &mut [MaybeUninit<T>],
+    out: Out<'_, T>,
     f: impl Fn(f32, f32) -> f32 + Copy,
 ) {
     T::through_f32(a, b, out, f)
@@ -481,7 +656,7 @@ pub enum Link {
 }
 
 /// A chain evaluated in registers: `out[i] = links applied in order to first[i]`.
-pub type ChainFn<T> = fn(Src<'_, T>, &[(Link, Src<'_, T>)], &mut [MaybeUninit<T>]);
+pub type ChainFn<T> = fn(Src<'_, T>, &[(Link, Src<'_, T>)], Out<'_, T>);
 
 /// Element types whose chains of Subtract/Divide are evaluated in registers: those whose two
 /// ops are single IEEE operations that cannot fail and need no rounding between steps (f32,
@@ -510,14 +685,10 @@ impl ChainOps for f32 {}
 impl ChainOps for f64 {}
 
 /// [`chain`] compiled for the widest vector unit this CPU has.
-fn chain_dispatch<T: ChainOps>(
-    first: Src<'_, T>,
-    links: &[(Link, Src<'_, T>)],
-    out: &mut [MaybeUninit<T>],
-) {
-    vectorised(
+fn chain_dispatch<T: ChainOps>(first: Src<'_, T>, links: &[(Link, Src<'_, T>)], out: Out<'_, T>) {
+    vectorised_for(
         #[inline(always)]
-        || chain(first, links, out),
+        |unit| chain(first, links, out.data, out.stream.then_some(unit)),
     )
 }
 
@@ -529,9 +700,15 @@ const LANES: usize = 64;
 /// Evaluates a linear chain over one run, [`LANES`] elements at a time: the running value
 /// stays in registers through every step, and each step reads only its other operand. The
 /// operations are those of the layers, in the same order, so the results are bit-identical
-/// to computing the steps one after the other.
+/// to computing the steps one after the other. With `stream = Some(unit)` each block of
+/// [`LANES`] goes from the registers to memory with `unit`'s non-temporal stores.
 #[inline(always)]
-fn chain<T: ChainOps>(first: Src<'_, T>, links: &[(Link, Src<'_, T>)], out: &mut [MaybeUninit<T>]) {
+fn chain<T: ChainOps>(
+    first: Src<'_, T>,
+    links: &[(Link, Src<'_, T>)],
+    out: &mut [MaybeUninit<T>],
+    stream: Option<Simd>,
+) {
     #[inline(always)]
     fn step<T: ChainOps, const N: usize>(acc: &mut [T; N], link: Link, v: Src<'_, T>, at: usize) {
         let v: [T; N] = v.lanes(at);
@@ -543,14 +720,33 @@ fn chain<T: ChainOps>(first: Src<'_, T>, links: &[(Link, Src<'_, T>)], out: &mut
         }
     }
     let n = out.len();
+    let block = std::mem::size_of::<[T; LANES]>();
+    // Blocks are whole lines when the output starts on one.
+    let stream = stream
+        .filter(|_| block.is_multiple_of(LINE) && (out.as_ptr() as usize).is_multiple_of(LINE));
     let mut at = 0;
     while at + LANES <= n {
         let mut acc: [T; LANES] = first.lanes(at);
         for &(link, v) in links {
             step(&mut acc, link, v, at);
         }
-        for (o, &v) in out[at..at + LANES].iter_mut().zip(&acc) {
-            o.write(v);
+        let o = &mut out[at..at + LANES];
+        match stream {
+            // SAFETY: `o` holds the block's bytes and starts on a line (checked above);
+            // `unit` is the one `chain_dispatch` runs under.
+            Some(unit) => unsafe {
+                stream_lines(
+                    unit,
+                    acc.as_ptr() as *const u8,
+                    o.as_mut_ptr() as *mut u8,
+                    block / LINE,
+                )
+            },
+            None => {
+                for (o, &v) in o.iter_mut().zip(&acc) {
+                    o.write(v);
+                }
+            }
         }
         at += LANES;
     }
@@ -585,7 +781,7 @@ pub fn fused<T: Element>(
     steps: &[Step],
     leaves: &[&[T]],
     reuse: Option<(usize, Vec<T>)>,
-    run: impl Fn(usize, Src<'_, T>, Src<'_, T>, &mut [MaybeUninit<T>]) -> RunResult + Sync,
+    run: impl Fn(usize, Src<'_, T>, Src<'_, T>, Out<'_, T>) -> RunResult + Sync,
     chain: Option<(ChainFn<T>, &[Link])>,
 ) -> Result<Vec<T>, Failure> {
     let Some(last) = steps.last() else {
@@ -619,12 +815,10 @@ pub fn fused<T: Element>(
         && last.plan.dims().last().is_some_and(|&d| d >= RUN_MIN);
     // An output far larger than the caches, and not read just before (as a reused leaf is),
     // bypasses them: no read of each line before it is overwritten.
-    let stream = alias.is_none()
-        && (chain.is_none() || by_runs)
-        && n.saturating_mul(std::mem::size_of::<T>()) >= STREAM_MIN;
+    let stream = alias.is_none() && n.saturating_mul(std::mem::size_of::<T>()) >= STREAM_MIN;
     // A lone step with nothing to gather or copy runs over whole chunks; anything else goes
     // tile by tile.
-    let tile = if steps.len() == 1 && alias.is_none() && !gathers && !stream {
+    let tile = if steps.len() == 1 && alias.is_none() && !gathers {
         usize::MAX
     } else if (chain.is_some() && !gathers) || by_runs {
         // No intermediate tiles to keep in L1: longer tiles, fewer per-tile set-ups.
@@ -691,42 +885,43 @@ pub const RUN_MIN: usize = 64;
 /// Outputs of at least this many bytes are written with non-temporal stores.
 pub const STREAM_MIN: usize = 8 << 20;
 
-/// Copies `src` to `dst` with non-temporal stores where `dst` is 16-byte aligned (SSE2, which
-/// every x86-64 CPU has); plain copies elsewhere. [`stream_fence`] must follow before the data
-/// is handed to another thread.
-#[inline(always)]
+/// Copies `src` to `dst`: the whole cache lines of `dst` with non-temporal stores
+/// ([`stream_lines`]), the rest (or all of it, if `dst` is not aligned to its element size)
+/// plainly. [`stream_fence`] must follow before the data is handed to another thread.
 fn stream_copy<T: Copy>(src: &[T], dst: &mut [MaybeUninit<T>]) {
     let n = src.len().min(dst.len());
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
-        let bytes = n * std::mem::size_of::<T>();
-        let d = dst.as_mut_ptr() as *mut u8;
-        let s = src.as_ptr() as *const u8;
-        let head = (d as usize).wrapping_neg() % 16;
-        if std::mem::size_of::<T>() > 0
-            && head.is_multiple_of(std::mem::size_of::<T>())
-            && head <= bytes
-        {
-            let body = (bytes - head) / 16 * 16;
-            // SAFETY: all offsets stay within the `bytes` both slices hold; `d + head` is
-            // 16-byte aligned for the streaming stores; `T` is plain data (copied as bytes).
-            unsafe {
-                std::ptr::copy_nonoverlapping(s, d, head);
-                let mut at = head;
-                while at < head + body {
-                    let v = _mm_loadu_si128(s.add(at) as *const __m128i);
-                    _mm_stream_si128(d.add(at) as *mut __m128i, v);
-                    at += 16;
-                }
-                std::ptr::copy_nonoverlapping(s.add(at), d.add(at), bytes - at);
-            }
-            return;
+    let (src, dst) = (&src[..n], &mut dst[..n]);
+    let size = std::mem::size_of::<T>();
+    let head = (dst.as_ptr() as usize).wrapping_neg() % LINE;
+    let (head, lines) = if size > 0 && head.is_multiple_of(size) {
+        let head = (head / size).min(n);
+        (head, (n - head) * size / LINE)
+    } else {
+        (n, 0)
+    };
+    let body = lines * LINE / size.max(1);
+    let plain = |d: &mut [MaybeUninit<T>], s: &[T]| {
+        for (d, &v) in d.iter_mut().zip(s) {
+            d.write(v);
         }
-    }
-    for (d, &v) in dst[..n].iter_mut().zip(src) {
-        d.write(v);
-    }
+    };
+    plain(&mut dst[..head], &src[..head]);
+    vectorised_for(
+        #[inline(always)]
+        |unit| {
+            // SAFETY: `lines` whole lines lie in both slices after `head`, and `dst` is
+            // line-aligned there; `unit` is the one this closure runs under.
+            unsafe {
+                stream_lines(
+                    unit,
+                    src[head..].as_ptr() as *const u8,
+                    dst[head..].as_mut_ptr() as *mut u8,
+                    lines,
+                )
+            }
+        },
+    );
+    plain(&mut dst[head + body..], &src[head + body..]);
 }
 
 /// Orders earlier non-temporal stores before later stores.
@@ -778,7 +973,7 @@ unsafe fn filled<T>(buf: &[MaybeUninit<T>], len: usize) -> &[T] {
 impl<T, F> Group<'_, T, F>
 where
     T: Element,
-    F: Fn(usize, Src<'_, T>, Src<'_, T>, &mut [MaybeUninit<T>]) -> RunResult + Sync,
+    F: Fn(usize, Src<'_, T>, Src<'_, T>, Out<'_, T>) -> RunResult + Sync,
 {
     /// Computes output elements `start..start + out.len()`, tile by tile, one call of `run`
     /// per step and tile. After a step fails, only the steps before it go on (one of them may
@@ -798,8 +993,6 @@ where
         let mut bufs: Vec<Vec<MaybeUninit<T>>> = (0..last).map(|_| tile_buf(true)).collect();
         let mut own = tile_buf(self.alias.is_some());
         let (mut gx, mut gy) = (tile_buf(self.gathers), tile_buf(self.gathers));
-        // With streaming, the last step's tile, copied out with non-temporal stores.
-        let mut last_buf = tile_buf(self.stream);
         let mut limit = self.steps.len();
         let mut failure = None;
         let mut s = 0;
@@ -812,10 +1005,12 @@ where
             for k in 0..limit {
                 let step = &self.steps[k];
                 let (done, rest) = bufs.split_at_mut(k.min(last));
-                let target: &mut [MaybeUninit<T>] = match rest.first_mut() {
-                    Some(b) if k < last => &mut b[..len],
-                    _ if self.stream => &mut last_buf[..len],
-                    _ => &mut out[s..s + len],
+                let target = match rest.first_mut() {
+                    Some(b) if k < last => Out::new(&mut b[..len]),
+                    _ => Out {
+                        data: &mut out[s..s + len],
+                        stream: self.stream,
+                    },
                 };
                 let tile = Tile {
                     done,
@@ -834,10 +1029,6 @@ where
                     limit = k;
                     break;
                 }
-                if k == last && self.stream {
-                    // SAFETY: the last step succeeded, so it filled its tile.
-                    stream_copy(unsafe { filled(&last_buf, len) }, &mut out[s..s + len]);
-                }
             }
             s += len;
         }
@@ -848,9 +1039,7 @@ where
     }
 
     /// [`chunk`](Self::chunk) for a lone step, one call of `run` per broadcast run, each
-    /// operand read in place or repeated. The result goes to the output directly, or when
-    /// streaming, through a tile buffer copied out with non-temporal stores (a run longer than
-    /// the buffer is computed in pieces).
+    /// operand read in place or repeated and the result written to the output directly.
     fn chunk_runs(&self, start: usize, out: &mut [MaybeUninit<T>]) -> Option<Failure> {
         let step = &self.steps[0];
         let leaf = |o: Operand| match o {
@@ -858,43 +1047,22 @@ where
             Operand::Step(_) => &[],
         };
         let (a, b) = (leaf(step.x), leaf(step.y));
-        let end = start + out.len();
-        let mut buf = vec![MaybeUninit::uninit(); if self.stream { self.tile } else { 0 }];
-        // Elements `from..from + used` of the output wait in `buf`.
-        let (mut from, mut used) = (start, 0);
         let mut failure = None;
-        step.plan.runs(start, end, |r| {
+        step.plan.runs(start, start + out.len(), |r| {
             let x = Src::of_run(a, r.a, r.a_step, r.len);
             let y = Src::of_run(b, r.b, r.b_step, r.len);
-            let mut done = 0;
-            while done < r.len {
-                let len = if self.stream {
-                    (buf.len() - used).min(r.len - done)
-                } else {
-                    r.len
-                };
-                let at = r.start + done - start;
-                let o = if self.stream {
-                    &mut buf[used..used + len]
-                } else {
-                    &mut out[at..at + len]
-                };
-                if let Err((i, error)) = (self.run)(0, x.sub(done, len), y.sub(done, len), o) {
-                    failure = Some(Failure {
-                        step: 0,
-                        at: r.start + done + i,
-                        error,
-                    });
-                    return false;
-                }
-                done += len;
-                used += len;
-                if self.stream && (used == buf.len() || r.start + done == end) {
-                    let o = &mut out[from - start..from - start + used];
-                    // SAFETY: the runs just computed filled `buf[..used]`.
-                    stream_copy(unsafe { filled(&buf, used) }, o);
-                    (from, used) = (from + used, 0);
-                }
+            let at = r.start - start;
+            let o = Out {
+                data: &mut out[at..at + r.len],
+                stream: self.stream,
+            };
+            if let Err((i, error)) = (self.run)(0, x, y, o) {
+                failure = Some(Failure {
+                    step: 0,
+                    at: r.start + i,
+                    error,
+                });
+                return false;
             }
             true
         });
@@ -906,8 +1074,7 @@ where
 
     /// [`chunk`](Self::chunk) for a linear chain that cannot fail: each tile's operands are
     /// resolved (broadcast leaves gathered, one buffer per step), then `f` computes the tile
-    /// with the running value in registers and writes it to the output directly (a chain is
-    /// never streamed: see [`fused`]).
+    /// with the running value in registers and writes it to the output directly.
     fn chunk_chain(&self, f: ChainFn<T>, links: &[Link], start: usize, out: &mut [MaybeUninit<T>]) {
         let t = self.tile.min(out.len());
         let tile_buf = |used: bool| vec![MaybeUninit::uninit(); if used { t } else { 0 }];
@@ -940,8 +1107,15 @@ where
                     (link, self.operand(step, !acc_first, &tile, buf))
                 })
                 .collect();
-            f(first, &operands, &mut out[s..s + len]);
+            let o = Out {
+                data: &mut out[s..s + len],
+                stream: self.stream,
+            };
+            f(first, &operands, o);
             s += len;
+        }
+        if self.stream {
+            stream_fence();
         }
     }
 
@@ -994,7 +1168,7 @@ pub fn binary<T: Element>(
     spec: AutoBroadcast,
     a: &Tensor,
     b: &Tensor,
-    run: impl Fn(Src<'_, T>, Src<'_, T>, &mut [MaybeUninit<T>]) -> RunResult + Sync,
+    run: impl Fn(Src<'_, T>, Src<'_, T>, Out<'_, T>) -> RunResult + Sync,
 ) -> Result<Tensor, EvalError> {
     let (Some(xa), Some(xb)) = (contiguous::<T>(a), contiguous::<T>(b)) else {
         return Err(EvalError::Types(a.element_type(), b.element_type()));
@@ -1026,4 +1200,113 @@ pub fn binary<T: Element>(
         }
     })?;
     Ok(T::wrap(array))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `body` on `out[at..at + len]` of a buffer of `MaybeUninit` (so that every start
+    /// alignment within a line occurs), after filling the buffer with a marker.
+    fn written<O: Copy>(
+        marker: O,
+        at: usize,
+        len: usize,
+        mut body: impl FnMut(Out<'_, O>),
+    ) -> [Vec<O>; 2] {
+        [false, true].map(|stream| {
+            let mut buf = vec![MaybeUninit::new(marker); at + len + 40];
+            body(Out {
+                data: &mut buf[at..at + len],
+                stream,
+            });
+            stream_fence();
+            // SAFETY: filled with the marker, then overwritten with values.
+            buf.iter().map(|v| unsafe { v.assume_init() }).collect()
+        })
+    }
+
+    const LENS: [usize; 10] = [0, 1, 7, 15, 16, 17, 63, 64, 65, 517];
+
+    /// A streamed `map_fold` writes and folds exactly what the plain one does, whatever the
+    /// start alignment, length and run shape, and nothing outside its output.
+    fn map_fold_streams_exactly<O: Copy + PartialEq + std::fmt::Debug + From<u8>>() {
+        let a: Vec<u8> = (0..700u32).map(|i| (i * 37 % 251) as u8).collect();
+        let b: Vec<u8> = (0..700u32).map(|i| (i * 11 % 13 + 1) as u8).collect();
+        for at in 0..70 {
+            for len in LENS {
+                for (x, y) in [
+                    (Src::Slice(&a[3..3 + len]), Src::Slice(&b[..len])),
+                    (Src::Slice(&a[..len]), Src::Repeat(9)),
+                    (Src::Repeat(200), Src::Slice(&b[5..5 + len])),
+                    (Src::Repeat(7), Src::Repeat(3)),
+                ] {
+                    let mut folds = Vec::new();
+                    let [plain, streamed] = written(O::from(0xAA), at, len, |out| {
+                        folds.push(map_fold(x, y, out, 0u32, |s, p, q| {
+                            (
+                                s.wrapping_mul(31).wrapping_add(p as u32),
+                                O::from(p.wrapping_sub(q)),
+                            )
+                        }))
+                    });
+                    assert_eq!(plain, streamed, "at {at}, len {len}");
+                    assert_eq!(folds[0], folds[1], "at {at}, len {len}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn streamed_map_fold_matches_plain_stores() {
+        map_fold_streams_exactly::<u8>();
+        map_fold_streams_exactly::<u16>();
+        map_fold_streams_exactly::<f32>();
+        map_fold_streams_exactly::<f64>();
+        map_fold_streams_exactly::<u128>();
+    }
+
+    #[test]
+    fn streamed_chains_and_f16_match_plain_stores() {
+        let v: Vec<f32> = (0..700).map(|i| i as f32 * 0.37 - 50.0).collect();
+        let h: Vec<f16> = v.iter().map(|&x| f16::from_f32(x)).collect();
+        let links = [
+            (Link::Sub, Src::Slice(&v[1..])),
+            (Link::DivInto, Src::Repeat(3.0)),
+        ];
+        for at in 0..70 {
+            for len in LENS {
+                let [plain, streamed] = written(f32::NAN, at, len, |out| {
+                    let links = links.map(|(l, s)| (l, s.sub(0, len)));
+                    f32::CHAIN.unwrap()(Src::Slice(&v[2..2 + len]), &links, out)
+                });
+                let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&plain), bits(&streamed), "chain at {at}, len {len}");
+                let [plain, streamed] = written(f16::NAN, at, len, |out| {
+                    through_f32(
+                        Src::Slice(&h[..len]),
+                        Src::Slice(&h[9..9 + len]),
+                        out,
+                        |x, y| x / y,
+                    )
+                });
+                let bits = |x: &[f16]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&plain), bits(&streamed), "f16 at {at}, len {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn stream_copy_copies_exactly() {
+        let src: Vec<u16> = (0..600).collect();
+        for at in 0..70 {
+            for len in LENS.into_iter().filter(|&l| l <= 600) {
+                let [copied, _] =
+                    written(u16::MAX, at, len, |out| stream_copy(&src[..len], out.data));
+                let mut want = vec![u16::MAX; at + len + 40];
+                want[at..at + len].copy_from_slice(&src[..len]);
+                assert_eq!(copied, want, "at {at}, len {len}");
+            }
+        }
+    }
 }

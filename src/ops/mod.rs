@@ -181,7 +181,7 @@ impl Elementwise {
         self,
         a: kernel::Src<'_, T>,
         b: kernel::Src<'_, T>,
-        out: &mut [std::mem::MaybeUninit<T>],
+        out: kernel::Out<'_, T>,
     ) -> kernel::RunResult {
         match self {
             Elementwise::Subtract => {

@@ -16,9 +16,7 @@
 
 use half::{bf16, f16};
 
-use std::mem::MaybeUninit;
-
-use super::kernel::{self, Src};
+use super::kernel::{self, Out, Src};
 use super::{AttrError, Attrs, Elementwise, EvalError, Op, OpDef};
 use crate::broadcast::AutoBroadcast;
 use crate::tensor::{Element, Tensor};
@@ -29,7 +27,7 @@ pub trait SubtractElem: Element {
 
     /// The loop over one run (vectorised by the compiler; f16/bf16 through f32 blocks).
     #[inline(always)]
-    fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: &mut [MaybeUninit<Self>]) {
+    fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: Out<'_, Self>) {
         kernel::map(a, b, out, Self::sub);
     }
 }
@@ -63,7 +61,7 @@ macro_rules! narrow {
                 <$t>::from_f32(a.to_f32() - b.to_f32())
             }
             #[inline(always)]
-            fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: &mut [MaybeUninit<Self>]) {
+            fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: Out<'_, Self>) {
                 kernel::through_f32(a, b, out, |x, y| x - y);
             }
         }
