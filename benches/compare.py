@@ -5,7 +5,8 @@ Builds each workload as IR with the openvino package (target/bench-ir/), then in
 measures `ovir bench` and OpenVINO's `benchmark_app` (one stream, sync API, f32
 inference precision so the CPU plugin computes in the model's own precision) at 1 and 2
 threads, and prints the median latencies and their ratio (OpenVINO / ovir: above 1 means
-ovir is faster). Also measures the whole-process time of `ovir run` on a tiny sample and the
+ovir is faster). With gcc and an AVX-512 CPU it also measures the hand-written C floor of each
+workload (benches/floor.c) in the same run and prints ovir / floor. Also measures the whole-process time of `ovir run` on a tiny sample and the
 peak RSS of `ovir run` on the [64,64,64,64] model.
 
     .venv/bin/python benches/compare.py --ovir target/release/ovir [--seconds 3]
@@ -92,6 +93,28 @@ def ov_median(xml, threads, seconds):
     return float(m.group(1)) / (1000.0 if m.group(2) == "us" else 1.0)
 
 
+def build_floor():
+    """Compiles benches/floor.c; None (with a note) where that cannot be done or run here."""
+    exe = ROOT / "target" / "floor"
+    try:
+        subprocess.run(["gcc", "-O3", "-march=native", "-fopenmp", str(ROOT / "benches" / "floor.c"), "-o", str(exe)],
+                       check=True, capture_output=True, text=True)
+        subprocess.run([str(exe), "1", "no such workload"], check=True, capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"(no C floors: {getattr(e, 'stderr', '') or e})".strip())
+        return None
+    return exe
+
+
+def floor_median(exe, name, threads):
+    out = subprocess.run([str(exe), str(threads), name], check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        n, ms = line.split("\t")
+        if n == name:
+            return float(ms)
+    return None
+
+
 def peak_rss_kib(cmd):
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(p.pid, 0)
@@ -107,13 +130,16 @@ def main():
     ap.add_argument("--only", default=None, help="run the workloads whose name contains this")
     ap.add_argument("--repeat", type=int, default=1,
                     help="measure each pair this many times, alternating, and keep the median of each side")
+    ap.add_argument("--no-floor", action="store_true", help="do not build and measure benches/floor.c")
     args = ap.parse_args()
+    floor = None if args.no_floor else build_floor()
     OUT.mkdir(parents=True, exist_ok=True)
     rows = []
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"CPU: {cpu}, {os.cpu_count()} cores; OpenVINO {ov.__version__}; {args.seconds} s per measurement, "
           f"median of {max(1, args.repeat)}")
-    print(f"{'workload':40} {'thr':>3} {'ovir ms':>9} {'OpenVINO ms':>11} {'OV/ovir':>8}")
+    print(f"{'workload':40} {'thr':>3} {'ovir ms':>9} {'OpenVINO ms':>11} {'OV/ovir':>8}"
+          + (f" {'floor ms':>9} {'ovir/floor':>10}" if floor else ""))
     for name, m in workloads().items():
         if args.only and args.only not in name:
             continue
@@ -122,13 +148,21 @@ def main():
         xml = d / "model.xml"
         ov.save_model(m, str(xml), compress_to_fp16=False)
         for threads in (1, 2):
-            mine, theirs = [], []
+            mine, theirs, floors = [], [], []
             for _ in range(max(1, args.repeat)):
                 mine.append(ovir_median(args.ovir, xml, threads, args.seconds))
                 theirs.append(ov_median(xml, threads, args.seconds))
+                if floor:
+                    f = floor_median(floor, name, threads)
+                    if f is not None:
+                        floors.append(f)
             mine, theirs = statistics.median(mine), statistics.median(theirs)
             rows.append((name, threads, mine, theirs))
-            print(f"{name:40} {threads:>3} {mine:>9.4f} {theirs:>11.4f} {theirs / mine:>8.2f}", flush=True)
+            line = f"{name:40} {threads:>3} {mine:>9.4f} {theirs:>11.4f} {theirs / mine:>8.2f}"
+            if floors:
+                f = statistics.median(floors)
+                line += f" {f:>9.4f} {mine / f:>10.2f}"
+            print(line, flush=True)
     if not args.only:
         by = {(n, t): mine for n, t, mine, _ in rows}
         for t in (1, 2):
