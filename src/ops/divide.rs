@@ -367,17 +367,14 @@ mod tests {
         }
     }
 
-    #[test]
-    fn f32_blocks_are_exact_up_to_2_24() {
-        // Dividends just inside the f32 limit, and either side of multiples of the divisor
-        // (where a wrongly rounded quotient would cross an integer).
-        const LIMIT: i32 = (1 << 24) - 1;
-        let mut a = Vec::new();
-        let mut b = Vec::new();
-        for d in (1..=400).chain([1000, 4095, 4097, 65535, 65537, 1 << 20, LIMIT - 1]) {
-            for k in [LIMIT / d, LIMIT / d - 1, LIMIT / (2 * d) + 1] {
+    /// Dividends within `±limit` just either side of multiples of each divisor (where a wrongly
+    /// rounded quotient would cross an integer), in all four sign combinations.
+    fn near_multiples(limit: i64, divisors: impl IntoIterator<Item = i64>) -> (Vec<i64>, Vec<i64>) {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for d in divisors {
+            for k in [limit / d, limit / d - 1, limit / d / 2 + 1] {
                 for r in -2..=2 {
-                    let x = k.saturating_mul(d).saturating_add(r).clamp(-LIMIT, LIMIT);
+                    let x = k.saturating_mul(d).saturating_add(r).clamp(-limit, limit);
                     for (p, q) in [(x, d), (-x, d), (x, -d), (-x, -d)] {
                         a.push(p);
                         b.push(q);
@@ -385,6 +382,20 @@ mod tests {
                 }
             }
         }
+        (a, b)
+    }
+
+    #[test]
+    fn f32_blocks_are_exact_up_to_2_24() {
+        // Dividends just inside the f32 limit, and either side of multiples of the divisor
+        // (where a wrongly rounded quotient would cross an integer).
+        const LIMIT: i64 = (1 << 24) - 1;
+        let (a, b) = near_multiples(
+            LIMIT,
+            (1..=400).chain([1000, 4095, 4097, 65535, 65537, 1 << 20, LIMIT - 1]),
+        );
+        let narrow = |v: Vec<i64>| -> Vec<i32> { v.into_iter().map(|x| x as i32).collect() };
+        let (a, b) = (narrow(a), narrow(b));
         agrees::<i32>(&a, &b);
         // The same after a block that needed f64: each block chooses its own path.
         let big = vec![i32::MAX - 5; BLOCK];
@@ -433,9 +444,8 @@ mod tests {
     #[test]
     fn i64_and_u64_blocks_are_exact_on_every_path() {
         for limit in [(1i64 << 24) - 1, (1i64 << 53) - 1, i64::MAX] {
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            for d in [
-                1i64,
+            let divisors = [
+                1,
                 2,
                 3,
                 7,
@@ -445,17 +455,8 @@ mod tests {
                 (1 << 31) - 1,
                 1 << 40,
                 limit - 1,
-            ] {
-                for k in [limit / d, limit / d - 1, limit / d / 2 + 1] {
-                    for r in -2..=2 {
-                        let x = k.saturating_mul(d).saturating_add(r).clamp(-limit, limit);
-                        for (p, q) in [(x, d), (-x, d), (x, -d), (-x, -d)] {
-                            a.push(p);
-                            b.push(q);
-                        }
-                    }
-                }
-            }
+            ];
+            let (a, b) = near_multiples(limit, divisors);
             agrees::<i64>(&a, &b);
             let ua: Vec<u64> = a.iter().map(|x| x.unsigned_abs()).collect();
             let ub: Vec<u64> = b.iter().map(|x| x.unsigned_abs()).collect();

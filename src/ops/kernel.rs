@@ -820,7 +820,7 @@ pub fn fused<T: Element>(
     // tile by tile.
     let tile = if steps.len() == 1 && alias.is_none() && !gathers {
         usize::MAX
-    } else if (chain.is_some() && !gathers) || by_runs {
+    } else if chain.is_some() && !gathers {
         // No intermediate tiles to keep in L1: longer tiles, fewer per-tile set-ups.
         TILE * 8
     } else {
