@@ -335,6 +335,7 @@ impl Plan {
 
     /// Calls `f` on the runs covering output elements `start..end`, in order, until it
     /// returns `false`.
+    #[inline(always)]
     pub fn runs(&self, start: usize, end: usize, mut f: impl FnMut(Run) -> bool) {
         let end = end.min(self.len());
         if start >= end {

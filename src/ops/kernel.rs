@@ -658,12 +658,31 @@ pub enum Link {
 /// A chain evaluated in registers: `out[i] = links applied in order to first[i]`.
 pub type ChainFn<T> = fn(Src<'_, T>, &[(Link, Src<'_, T>)], Out<'_, T>);
 
+/// A lone step evaluated in registers over broadcast runs: `runs(plan, start, link, a, b, out)`
+/// writes output elements `start..start + out.len()` of `a link b`, each run of `plan` read in
+/// place or repeated. The whole loop over the runs is compiled for one vector unit, so a run
+/// costs no dispatch.
+pub type RunsFn<T> = fn(&Plan, usize, Link, &[T], &[T], Out<'_, T>);
+
+/// The register-held forms of an element type's chains: over tiles, and over broadcast runs.
+pub struct ChainFns<T> {
+    pub tile: ChainFn<T>,
+    pub runs: RunsFn<T>,
+}
+
+impl<T> Clone for ChainFns<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for ChainFns<T> {}
+
 /// Element types whose chains of Subtract/Divide are evaluated in registers: those whose two
 /// ops are single IEEE operations that cannot fail and need no rounding between steps (f32,
 /// f64). Integer division can fail and f16/bf16 round after each step, so their groups go
 /// tile by tile, step by step.
 pub trait Chain: Element {
-    const CHAIN: Option<ChainFn<Self>> = None;
+    const CHAIN: Option<ChainFns<Self>> = None;
 }
 
 macro_rules! no_chain {
@@ -672,11 +691,17 @@ macro_rules! no_chain {
 no_chain!(i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16);
 
 impl Chain for f32 {
-    const CHAIN: Option<ChainFn<f32>> = Some(chain_dispatch);
+    const CHAIN: Option<ChainFns<f32>> = Some(ChainFns {
+        tile: chain_dispatch,
+        runs: runs_dispatch,
+    });
 }
 
 impl Chain for f64 {
-    const CHAIN: Option<ChainFn<f64>> = Some(chain_dispatch);
+    const CHAIN: Option<ChainFns<f64>> = Some(ChainFns {
+        tile: chain_dispatch,
+        runs: runs_dispatch,
+    });
 }
 
 /// What [`chain`] computes with.
@@ -689,6 +714,41 @@ fn chain_dispatch<T: ChainOps>(first: Src<'_, T>, links: &[(Link, Src<'_, T>)], 
     vectorised_for(
         #[inline(always)]
         |unit| chain(first, links, out.data, out.stream.then_some(unit)),
+    )
+}
+
+/// [`chain`] of one link over the broadcast runs of `plan` (a [`RunsFn`]), the loop over the
+/// runs and each run's loop compiled together for the widest vector unit this CPU has.
+fn runs_dispatch<T: ChainOps>(
+    plan: &Plan,
+    start: usize,
+    link: Link,
+    a: &[T],
+    b: &[T],
+    out: Out<'_, T>,
+) {
+    let Out { data: out, stream } = out;
+    vectorised_for(
+        #[inline(always)]
+        |unit| {
+            plan.runs(
+                start,
+                start + out.len(),
+                #[inline(always)]
+                |r| {
+                    let x = Src::of_run(a, r.a, r.a_step, r.len);
+                    let y = Src::of_run(b, r.b, r.b_step, r.len);
+                    let at = r.start - start;
+                    chain(
+                        x,
+                        &[(link, y)],
+                        &mut out[at..at + r.len],
+                        stream.then_some(unit),
+                    );
+                    true
+                },
+            )
+        },
     )
 }
 
@@ -750,12 +810,20 @@ fn chain<T: ChainOps>(
         }
         at += LANES;
     }
-    for (i, o) in out.iter_mut().enumerate().skip(at) {
-        let mut acc = [first.get(i)];
+    if at < n {
+        // The last part block, computed as a whole one: operands padded by repeating their
+        // last element (lanes are independent; the padding's results are dropped).
+        let k = n - at;
+        let block_of =
+            |v: Src<'_, T>| -> [T; LANES] { std::array::from_fn(|j| v.get(at + j.min(k - 1))) };
+        let mut acc = block_of(first);
         for &(link, v) in links {
-            step(&mut acc, link, v, i);
+            let v = block_of(v);
+            step(&mut acc, link, Src::Slice(&v), 0);
         }
-        o.write(acc[0]);
+        for (o, &v) in out[at..].iter_mut().zip(&acc) {
+            o.write(v);
+        }
     }
 }
 
@@ -782,7 +850,7 @@ pub fn fused<T: Element>(
     leaves: &[&[T]],
     reuse: Option<(usize, Vec<T>)>,
     run: impl Fn(usize, Src<'_, T>, Src<'_, T>, Out<'_, T>) -> RunResult + Sync,
-    chain: Option<(ChainFn<T>, &[Link])>,
+    chain: Option<(ChainFns<T>, &[Link])>,
 ) -> Result<Vec<T>, Failure> {
     let Some(last) = steps.last() else {
         return Ok(Vec::new());
@@ -873,7 +941,7 @@ struct Group<'g, T, F> {
     alias: Option<usize>,
     tile: usize,
     run: &'g F,
-    chain: Option<(ChainFn<T>, &'g [Link])>,
+    chain: Option<(ChainFns<T>, &'g [Link])>,
     /// Whether the group is one step computed run by run (see [`fused`]).
     by_runs: bool,
 }
@@ -984,7 +1052,7 @@ where
             return self.chunk_runs(start, out);
         }
         if let Some((f, links)) = self.chain {
-            self.chunk_chain(f, links, start, out);
+            self.chunk_chain(f.tile, links, start, out);
             return None;
         }
         let last = self.steps.len() - 1;
@@ -1047,6 +1115,18 @@ where
             Operand::Step(_) => &[],
         };
         let (a, b) = (leaf(step.x), leaf(step.y));
+        if let Some((f, &[link])) = self.chain {
+            // In registers, every run under one dispatch (such a step cannot fail).
+            let o = Out {
+                data: &mut *out,
+                stream: self.stream,
+            };
+            (f.runs)(&step.plan, start, link, a, b, o);
+            if self.stream {
+                stream_fence();
+            }
+            return None;
+        }
         let mut failure = None;
         step.plan.runs(start, start + out.len(), |r| {
             let x = Src::of_run(a, r.a, r.a_step, r.len);
@@ -1278,7 +1358,7 @@ mod tests {
             for len in LENS {
                 let [plain, streamed] = written(f32::NAN, at, len, |out| {
                     let links = links.map(|(l, s)| (l, s.sub(0, len)));
-                    f32::CHAIN.unwrap()(Src::Slice(&v[2..2 + len]), &links, out)
+                    (f32::CHAIN.unwrap().tile)(Src::Slice(&v[2..2 + len]), &links, out)
                 });
                 let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&plain), bits(&streamed), "chain at {at}, len {len}");
@@ -1294,6 +1374,64 @@ mod tests {
                 assert_eq!(bits(&plain), bits(&streamed), "f16 at {at}, len {len}");
             }
         }
+    }
+
+    /// The run-by-run chain (one link, every run under one dispatch) gives each element what
+    /// the plain element-by-element operation gives, for runs shorter and longer than a block
+    /// of [`LANES`], any start within the output and any start alignment, streamed or not.
+    fn runs_match_elementwise<T: ChainOps + Chain + PartialEq + std::fmt::Debug>(
+        of: impl Fn(usize) -> T,
+        marker: T,
+    ) {
+        let shapes: [(&[usize], &[usize]); 6] = [
+            (&[5, 64], &[5, 1]),
+            (&[3, 4, 70], &[3, 1, 70]),
+            (&[4, 100], &[1]),
+            (&[2, 1, 130], &[2, 3, 1]),
+            (&[6, 3], &[6, 1]),
+            (&[2, 1000], &[2, 1000]),
+        ];
+        for (sa, sb) in shapes {
+            let plan = Plan::new(AutoBroadcast::Numpy, sa, sb).unwrap();
+            let a: Vec<T> = (0..sa.iter().product()).map(&of).collect();
+            let b: Vec<T> = (0..sb.iter().product()).map(|i| of(i * 7 + 3)).collect();
+            let n = plan.len();
+            for link in [Link::Sub, Link::SubFrom, Link::Div, Link::DivInto] {
+                let mut want = vec![marker; n];
+                plan.runs(0, n, |r| {
+                    for i in 0..r.len {
+                        let x = a[if r.a_step { r.a + i } else { r.a }];
+                        let y = b[if r.b_step { r.b + i } else { r.b }];
+                        want[r.start + i] = match link {
+                            Link::Sub => x - y,
+                            Link::SubFrom => y - x,
+                            Link::Div => x / y,
+                            Link::DivInto => y / x,
+                        };
+                    }
+                    true
+                });
+                for start in [0, 1, n / 3] {
+                    for at in [0, 3, 16] {
+                        let len = n - start;
+                        let [plain, streamed] = written(marker, at, len, |out| {
+                            (T::CHAIN.unwrap().runs)(&plan, start, link, &a, &b, out)
+                        });
+                        for got in [plain, streamed] {
+                            assert_eq!(got[..at], vec![marker; at][..]);
+                            assert_eq!(got[at..at + len], want[start..], "{sa:?} {sb:?} {link:?}");
+                            assert_eq!(got[at + len..], vec![marker; 40][..]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn runs_in_registers_match_elementwise() {
+        runs_match_elementwise(|i| (i % 97) as f32 * 0.37 - 11.5, f32::MAX);
+        runs_match_elementwise(|i| (i % 89) as f64 * 1.3 - 40.25, f64::MAX);
     }
 
     #[test]
