@@ -126,8 +126,9 @@ pub fn map<T: Copy, O: Copy>(a: Src<'_, T>, b: Src<'_, T>, out: Out<'_, O>, f: i
 
 /// [`map`] that also folds a small state over the run, `f(state, a[i], b[i])` giving the next
 /// state and `out[i]`; returns the last state. A state of plain values (flags, counts) stays in
-/// registers, so the loop still vectorises. A streamed output is computed a cache line at a
-/// time and each line stored with non-temporal stores (a part line at either end plainly).
+/// registers, so the loop still vectorises. A streamed output is computed [`BURST`] cache lines
+/// at a time (then one) and each line stored with non-temporal stores (a part line at either
+/// end plainly).
 #[inline(always)]
 pub fn map_fold<T: Copy, O: Copy, S: Copy>(
     a: Src<'_, T>,
@@ -148,26 +149,34 @@ pub fn map_fold<T: Copy, O: Copy, S: Copy>(
             let (n, per) = (out.len(), LINE / size);
             let head = (skew / size).min(n);
             let mut s = fold_run(a.sub(0, head), b.sub(0, head), &mut out[..head], init, &f);
-            let mut line = Line([MaybeUninit::uninit(); LINE]);
+            let mut lines = Lines([MaybeUninit::uninit(); LINE * BURST]);
             let mut at = head;
-            while at + per <= n {
-                // SAFETY: `line` holds `per` elements' bytes and is aligned for any element
-                // type of at most LINE bytes.
-                let buf = unsafe {
-                    std::slice::from_raw_parts_mut(line.0.as_mut_ptr() as *mut MaybeUninit<O>, per)
-                };
-                s = fold_run(a.sub(at, per), b.sub(at, per), buf, s, &f);
-                // SAFETY: the line was just filled; `out[at..]` starts on a line (`head`) and
-                // holds at least one; `unit` is the one this closure runs under.
-                unsafe {
-                    stream_lines(
-                        unit,
-                        line.0.as_ptr() as *const u8,
-                        out[at..].as_mut_ptr() as *mut u8,
-                        1,
-                    )
-                };
-                at += per;
+            // Whole bursts, then single lines: each a loop of constant length.
+            for count in [BURST, 1] {
+                let len = count * per;
+                while at + len <= n {
+                    // SAFETY: `lines` holds `BURST * per` elements' bytes and is aligned for
+                    // any element type of at most LINE bytes.
+                    let buf = unsafe {
+                        std::slice::from_raw_parts_mut(
+                            lines.0.as_mut_ptr() as *mut MaybeUninit<O>,
+                            len,
+                        )
+                    };
+                    s = fold_run(a.sub(at, len), b.sub(at, len), buf, s, &f);
+                    // SAFETY: the lines were just filled; `out[at..]` starts on a line
+                    // (`head`) and holds at least `count`; `unit` is the one this closure
+                    // runs under.
+                    unsafe {
+                        stream_lines(
+                            unit,
+                            lines.0.as_ptr() as *const u8,
+                            out[at..].as_mut_ptr() as *mut u8,
+                            count,
+                        )
+                    };
+                    at += len;
+                }
             }
             fold_run(a.sub(at, n - at), b.sub(at, n - at), &mut out[at..], s, &f)
         },
@@ -218,9 +227,14 @@ fn fold_run<T: Copy, O: Copy, S: Copy>(
     s
 }
 
-/// One cache line of output, assembled before it is streamed.
+/// Cache lines of output a streamed [`map_fold`] computes before it stores them: enough that
+/// a folded state is combined across vector registers once per burst rather than once per
+/// line (a fold over one line of i32 ended in a horizontal reduction every 16 elements).
+const BURST: usize = 4;
+
+/// Lines of output, assembled before they are streamed.
 #[repr(C, align(64))]
-struct Line([MaybeUninit<u8>; LINE]);
+struct Lines([MaybeUninit<u8>; LINE * BURST]);
 
 /// Runs `f` compiled for the widest vector unit this CPU has: AVX-512, AVX2 or the baseline
 /// (detected at run time; the default x86-64 target only has SSE2). `f` is vectorised for the
