@@ -335,8 +335,15 @@ impl Plan {
 
     /// Calls `f` on the runs covering output elements `start..end`, in order, until it
     /// returns `false`.
+    pub fn runs(&self, start: usize, end: usize, f: impl FnMut(Run) -> bool) {
+        self.runs_inline(start, end, f)
+    }
+
+    /// [`runs`](Self::runs), always inlined: for a caller compiled for a wider vector unit,
+    /// so that `f` is compiled for it too (the compiler decides for `runs`, and inlining it
+    /// everywhere made other callers slower).
     #[inline(always)]
-    pub fn runs(&self, start: usize, end: usize, mut f: impl FnMut(Run) -> bool) {
+    pub fn runs_inline(&self, start: usize, end: usize, mut f: impl FnMut(Run) -> bool) {
         let end = end.min(self.len());
         if start >= end {
             return;

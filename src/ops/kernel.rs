@@ -126,9 +126,8 @@ pub fn map<T: Copy, O: Copy>(a: Src<'_, T>, b: Src<'_, T>, out: Out<'_, O>, f: i
 
 /// [`map`] that also folds a small state over the run, `f(state, a[i], b[i])` giving the next
 /// state and `out[i]`; returns the last state. A state of plain values (flags, counts) stays in
-/// registers, so the loop still vectorises. A streamed output is computed [`BURST`] cache lines
-/// at a time (then one) and each line stored with non-temporal stores (a part line at either
-/// end plainly).
+/// registers, so the loop still vectorises. A streamed output is computed a cache line at a
+/// time and each line stored with non-temporal stores (a part line at either end plainly).
 #[inline(always)]
 pub fn map_fold<T: Copy, O: Copy, S: Copy>(
     a: Src<'_, T>,
@@ -149,34 +148,26 @@ pub fn map_fold<T: Copy, O: Copy, S: Copy>(
             let (n, per) = (out.len(), LINE / size);
             let head = (skew / size).min(n);
             let mut s = fold_run(a.sub(0, head), b.sub(0, head), &mut out[..head], init, &f);
-            let mut lines = Lines([MaybeUninit::uninit(); LINE * BURST]);
+            let mut line = Line([MaybeUninit::uninit(); LINE]);
             let mut at = head;
-            // Whole bursts, then single lines: each a loop of constant length.
-            for count in [BURST, 1] {
-                let len = count * per;
-                while at + len <= n {
-                    // SAFETY: `lines` holds `BURST * per` elements' bytes and is aligned for
-                    // any element type of at most LINE bytes.
-                    let buf = unsafe {
-                        std::slice::from_raw_parts_mut(
-                            lines.0.as_mut_ptr() as *mut MaybeUninit<O>,
-                            len,
-                        )
-                    };
-                    s = fold_run(a.sub(at, len), b.sub(at, len), buf, s, &f);
-                    // SAFETY: the lines were just filled; `out[at..]` starts on a line
-                    // (`head`) and holds at least `count`; `unit` is the one this closure
-                    // runs under.
-                    unsafe {
-                        stream_lines(
-                            unit,
-                            lines.0.as_ptr() as *const u8,
-                            out[at..].as_mut_ptr() as *mut u8,
-                            count,
-                        )
-                    };
-                    at += len;
-                }
+            while at + per <= n {
+                // SAFETY: `line` holds `per` elements' bytes and is aligned for any element
+                // type of at most LINE bytes.
+                let buf = unsafe {
+                    std::slice::from_raw_parts_mut(line.0.as_mut_ptr() as *mut MaybeUninit<O>, per)
+                };
+                s = fold_run(a.sub(at, per), b.sub(at, per), buf, s, &f);
+                // SAFETY: the line was just filled; `out[at..]` starts on a line (`head`) and
+                // holds at least one; `unit` is the one this closure runs under.
+                unsafe {
+                    stream_lines(
+                        unit,
+                        line.0.as_ptr() as *const u8,
+                        out[at..].as_mut_ptr() as *mut u8,
+                        1,
+                    )
+                };
+                at += per;
             }
             fold_run(a.sub(at, n - at), b.sub(at, n - at), &mut out[at..], s, &f)
         },
@@ -227,14 +218,9 @@ fn fold_run<T: Copy, O: Copy, S: Copy>(
     s
 }
 
-/// Cache lines of output a streamed [`map_fold`] computes before it stores them: enough that
-/// a folded state is combined across vector registers once per burst rather than once per
-/// line (a fold over one line of i32 ended in a horizontal reduction every 16 elements).
-const BURST: usize = 4;
-
-/// Lines of output, assembled before they are streamed.
+/// One cache line of output, assembled before it is streamed.
 #[repr(C, align(64))]
-struct Lines([MaybeUninit<u8>; LINE * BURST]);
+struct Line([MaybeUninit<u8>; LINE]);
 
 /// Runs `f` compiled for the widest vector unit this CPU has: AVX-512, AVX2 or the baseline
 /// (detected at run time; the default x86-64 target only has SSE2). `f` is vectorised for the
@@ -745,7 +731,7 @@ fn runs_dispatch<T: ChainOps>(
     vectorised_for(
         #[inline(always)]
         |unit| {
-            plan.runs(
+            plan.runs_inline(
                 start,
                 start + out.len(),
                 #[inline(always)]
@@ -824,20 +810,12 @@ fn chain<T: ChainOps>(
         }
         at += LANES;
     }
-    if at < n {
-        // The last part block, computed as a whole one: operands padded by repeating their
-        // last element (lanes are independent; the padding's results are dropped).
-        let k = n - at;
-        let block_of =
-            |v: Src<'_, T>| -> [T; LANES] { std::array::from_fn(|j| v.get(at + j.min(k - 1))) };
-        let mut acc = block_of(first);
+    for (i, o) in out.iter_mut().enumerate().skip(at) {
+        let mut acc = [first.get(i)];
         for &(link, v) in links {
-            let v = block_of(v);
-            step(&mut acc, link, Src::Slice(&v), 0);
+            step(&mut acc, link, v, i);
         }
-        for (o, &v) in out[at..].iter_mut().zip(&acc) {
-            o.write(v);
-        }
+        o.write(acc[0]);
     }
 }
 
@@ -1129,8 +1107,16 @@ where
             Operand::Step(_) => &[],
         };
         let (a, b) = (leaf(step.x), leaf(step.y));
-        if let Some((f, &[link])) = self.chain {
-            // In registers, every run under one dispatch (such a step cannot fail).
+        if let Some((f, &[link])) = self.chain
+            && step
+                .plan
+                .dims()
+                .last()
+                .is_some_and(|d| d.is_multiple_of(LANES))
+        {
+            // In registers, every run under one dispatch (such a step cannot fail). Only for
+            // runs of whole blocks: a run's part block is computed element by element, and a
+            // run that does not start on a cache line is not streamed.
             let o = Out {
                 data: &mut *out,
                 stream: self.stream,
