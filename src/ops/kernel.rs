@@ -665,17 +665,11 @@ pub type ChainFn<T> = fn(Src<'_, T>, &[(Link, Src<'_, T>)], Out<'_, T>);
 pub type RunsFn<T> = fn(&Plan, usize, Link, &[T], &[T], Out<'_, T>);
 
 /// The register-held forms of an element type's chains: over tiles, and over broadcast runs.
+#[derive(Clone, Copy)]
 pub struct ChainFns<T> {
     pub tile: ChainFn<T>,
     pub runs: RunsFn<T>,
 }
-
-impl<T> Clone for ChainFns<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for ChainFns<T> {}
 
 /// Element types whose chains of Subtract/Divide are evaluated in registers: those whose two
 /// ops are single IEEE operations that cannot fail and need no rounding between steps (f32,
@@ -832,7 +826,9 @@ pub const TILE: usize = 512;
 /// copied aside before any step writes the tile, so the leaf is computed with in place.
 ///
 /// A lone step whose broadcast runs are at least [`RUN_MIN`] long skips the gathering: the
-/// kernel is called once per run, with each operand in place or repeated.
+/// kernel is called once per run, with each operand in place or repeated; or, for a chain
+/// type whose runs are whole blocks of 64, its [`ChainFns::runs`] computes every run under
+/// one dispatch.
 ///
 /// With `chain = Some((f, links))` the steps form a linear chain (step 0 reads two leaves,
 /// step `k` reads step `k - 1` and a leaf, combined as `links[k]` says) that cannot fail, and
