@@ -147,6 +147,11 @@ impl Found {
     fn has(self, bit: u8) -> bool {
         self.0 & bit != 0
     }
+
+    /// What two parts of a block found together.
+    fn merge(self, other: Found) -> Found {
+        Found(self.0 | other.0)
+    }
 }
 
 /// One quotient for [`div_block`], through f64 if `wide` else f32, with `found` updated. An
@@ -190,9 +195,23 @@ fn div_block<T: FloatDiv, const WIDE: bool>(
 ) -> Found {
     let none = Found::default();
     if floor {
-        kernel::map_fold(a, b, out, none, |f, x, y| quotient(f, x, y, true, WIDE))
+        kernel::map_fold(
+            a,
+            b,
+            out,
+            none,
+            |f, x, y| quotient(f, x, y, true, WIDE),
+            Found::merge,
+        )
     } else {
-        kernel::map_fold(a, b, out, none, |f, x, y| quotient(f, x, y, false, WIDE))
+        kernel::map_fold(
+            a,
+            b,
+            out,
+            none,
+            |f, x, y| quotient(f, x, y, false, WIDE),
+            Found::merge,
+        )
     }
 }
 
@@ -353,11 +372,16 @@ mod tests {
 
     use super::*;
 
-    /// The vector loop (f32 or f64 per block) against the checked quotient, element by element.
+    /// The vector loop (f32 or f64 per block) against the checked quotient, element by element,
+    /// with plain and with streamed stores (which fold what each block holds line by line).
     fn agrees<T: FloatDiv + DivideElem>(a: &[T], b: &[T]) {
-        for floor in [true, false] {
+        for (floor, stream) in [(true, false), (false, false), (true, true), (false, true)] {
             let mut out = vec![MaybeUninit::uninit(); a.len()];
-            int_run(Src::Slice(a), Src::Slice(b), Out::new(&mut out), floor).unwrap();
+            let o = Out {
+                data: &mut out,
+                stream,
+            };
+            int_run(Src::Slice(a), Src::Slice(b), o, floor).unwrap();
             for (i, o) in out.iter().enumerate() {
                 // SAFETY: the run succeeded, so it wrote every element.
                 let got = unsafe { o.assume_init() };
@@ -414,8 +438,16 @@ mod tests {
     #[test]
     fn blocks_with_large_values_still_fail_at_the_first_bad_element() {
         let fails = |a: &[i32], b: &[i32]| {
-            let mut out = vec![MaybeUninit::uninit(); a.len()];
-            int_run(Src::Slice(a), Src::Slice(b), Out::new(&mut out), true).unwrap_err()
+            let [plain, streamed] = [false, true].map(|stream| {
+                let mut out = vec![MaybeUninit::uninit(); a.len()];
+                let o = Out {
+                    data: &mut out,
+                    stream,
+                };
+                int_run(Src::Slice(a), Src::Slice(b), o, true).unwrap_err()
+            });
+            assert_eq!(plain, streamed);
+            plain
         };
         let big = i32::MAX;
         assert_eq!(
