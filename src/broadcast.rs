@@ -258,6 +258,62 @@ pub struct Run {
     pub b_step: bool,
 }
 
+/// One input of a [`Plan`] followed along the output ([`Plan::cursor`]): the input's elements
+/// for the output's current run, which is contiguous (`stepping`) or one element repeated.
+#[derive(Clone, Debug)]
+pub struct Cursor<'p> {
+    /// The plan's outer dims, and the input's steps along them.
+    outer: &'p [usize],
+    steps: &'p [usize],
+    /// The innermost dim, and the input's step along it (0 or 1).
+    n: usize,
+    inner: usize,
+    /// The current row's outer index, and where that row starts in the input.
+    idx: Vec<usize>,
+    row: usize,
+    /// The current position within the row.
+    col: usize,
+}
+
+impl Cursor<'_> {
+    /// Output elements left in the current run.
+    #[inline(always)]
+    pub fn left(&self) -> usize {
+        self.n - self.col
+    }
+
+    /// The input element for the current output element.
+    #[inline(always)]
+    pub fn offset(&self) -> usize {
+        self.row + self.col * self.inner
+    }
+
+    /// Whether the input steps along the run (else it repeats one element).
+    #[inline(always)]
+    pub fn stepping(&self) -> bool {
+        self.inner != 0
+    }
+
+    /// Moves `len` output elements on, at most [`left`](Self::left).
+    #[inline(always)]
+    pub fn advance(&mut self, len: usize) {
+        self.col += len;
+        if self.col < self.n {
+            return;
+        }
+        self.col = 0;
+        for k in (0..self.idx.len()).rev() {
+            self.idx[k] += 1;
+            self.row += self.steps[k];
+            if self.idx[k] < self.outer[k] {
+                return;
+            }
+            self.idx[k] = 0;
+            self.row -= self.outer[k] * self.steps[k];
+        }
+    }
+}
+
 /// Row-major steps of `shape` padded on the left to `rank`, with 0 for size-1 dims.
 fn steps(shape: &[usize], rank: usize) -> Vec<usize> {
     let mut out = vec![0; rank];
@@ -331,6 +387,41 @@ impl Plan {
     /// The coalesced dims (for tests and diagnostics).
     pub fn dims(&self) -> &[usize] {
         &self.dims
+    }
+
+    /// Where input A (`first`) or B is read as the output advances from element `start`
+    /// (at most [`len`](Self::len)): several plans over one output are walked together with
+    /// their cursors, each stretch no longer than every cursor's [`Cursor::left`].
+    pub fn cursor(&self, first: bool, start: usize) -> Cursor<'_> {
+        let steps = if first { &self.step_a } else { &self.step_b };
+        let Some((&n, outer)) = self.dims.split_last() else {
+            // One element: one run of one.
+            return Cursor {
+                outer: &[],
+                steps: &[],
+                n: 1,
+                inner: 0,
+                idx: Vec::new(),
+                row: 0,
+                col: start.min(1),
+            };
+        };
+        let mut idx = vec![0; outer.len()];
+        let mut rest = start / n;
+        for (i, &d) in idx.iter_mut().zip(outer).rev() {
+            *i = rest % d;
+            rest /= d;
+        }
+        let row = idx.iter().zip(steps.iter()).map(|(i, s)| i * s).sum();
+        Cursor {
+            outer,
+            steps: &steps[..outer.len()],
+            n,
+            inner: steps[outer.len()],
+            idx,
+            row,
+            col: start % n,
+        }
     }
 
     /// Calls `f` on the runs covering output elements `start..end`, in order, until it
@@ -489,6 +580,53 @@ impl Serialize for AutoBroadcast {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cursor walked in stretches of at most `left()` reads each input where the runs do.
+    #[test]
+    fn cursors_follow_the_runs() {
+        let shapes: [(&[usize], &[usize]); 7] = [
+            (&[4, 5, 6], &[4, 5, 6]),
+            (&[4, 5, 6], &[1]),
+            (&[4, 5, 6], &[5, 1]),
+            (&[4, 1, 6], &[1, 5, 1]),
+            (&[3, 1, 4, 1], &[1, 2, 1, 5]),
+            (&[1, 1], &[1]),
+            (&[7], &[2, 1]),
+        ];
+        for (a, b) in shapes {
+            let p = Plan::new(AutoBroadcast::Numpy, a, b).unwrap();
+            let mut want = Vec::new();
+            p.runs(0, p.len(), |r| {
+                for i in 0..r.len {
+                    let at = |o: usize, s: bool| o + if s { i } else { 0 };
+                    want.push((r.start + i, at(r.a, r.a_step), at(r.b, r.b_step)));
+                }
+                true
+            });
+            for start in 0..p.len() {
+                let (mut ca, mut cb) = (p.cursor(true, start), p.cursor(false, start));
+                let mut pos = start;
+                // Stretches of 1, 2, 3, ... elements, cut to what the cursors allow.
+                let mut want_len = 1;
+                while pos < p.len() {
+                    let len = want_len.min(ca.left()).min(cb.left()).min(p.len() - pos);
+                    assert!(len > 0, "{a:?} {b:?} from {start}");
+                    for i in 0..len {
+                        let at = |c: &Cursor, i| c.offset() + if c.stepping() { i } else { 0 };
+                        assert_eq!(
+                            (pos + i, at(&ca, i), at(&cb, i)),
+                            want[pos + i],
+                            "{a:?} {b:?} from {start}"
+                        );
+                    }
+                    ca.advance(len);
+                    cb.advance(len);
+                    pos += len;
+                    want_len += 1;
+                }
+            }
+        }
+    }
 
     #[test]
     fn plans_coalesce() {

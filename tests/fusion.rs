@@ -209,8 +209,24 @@ fn fused_runs_match_layer_by_layer() {
         let xml = dir.join(format!("case{n}.xml"));
         std::fs::write(&xml, &c.xml).unwrap();
         let model = Model::load(&xml).unwrap_or_else(|e| panic!("case {n}: {e}\n{}", c.xml));
+        // Owned inputs may be computed over in place; shared ones never are.
+        let shared: Vec<(String, std::sync::Arc<Tensor>)> = c
+            .inputs
+            .iter()
+            .map(|(k, t)| (k.clone(), std::sync::Arc::new(t.clone())))
+            .collect();
         let fused = model.run(c.inputs.clone());
+        let over_shared = model.run_shared(shared.iter().cloned());
         let plain = model.run_observed(c.inputs, |_| Ok(()));
+        match (&fused, &over_shared) {
+            (Ok(f), Ok(s)) => {
+                for (x, y) in f.iter().zip(s) {
+                    assert_eq!(x.tensor.to_le_bytes(), y.tensor.to_le_bytes(), "case {n}");
+                }
+            }
+            (Err(f), Err(s)) => assert_eq!(f.to_string(), s.to_string(), "case {n}"),
+            (f, s) => panic!("case {n}: owned {f:?}, shared {s:?}\n{}", c.xml),
+        }
         match (fused, plain) {
             (Ok(f), Ok(p)) => {
                 assert_eq!(f.len(), p.len());
@@ -333,5 +349,126 @@ fn large_streamed_outputs_are_exact() {
     // Inputs and output fit exactly: each is counted once.
     model.set_memory_limit(inputs_bytes + (rows * cols * 4) as u64);
     assert!(model.run_shared(shared.iter().cloned()).is_ok());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Linear f32 chains whose broadcast operands change only every 64 or more elements (rows,
+/// columns, planes of the output) read those operands run by run instead of gathering them:
+/// checked against layer-by-layer execution, with the running value on either side, for
+/// shared (a new, streamed or not, output) and owned inputs.
+#[test]
+fn chains_over_long_broadcast_runs_match_layer_by_layer() {
+    let full = [3usize, 70, 130];
+    let shapes: [&[usize]; 7] = [
+        &[3, 1, 130],
+        &[3, 70, 1],
+        &[1, 70, 130],
+        &[130],
+        &[1],
+        &[3, 70, 130],
+        &[70, 1],
+    ];
+    let dir = std::env::temp_dir().join(format!("ovir-segments-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut rng = Rng(0x5EED);
+    for n in 0..24 {
+        let layers = 1 + n % 9;
+        let mut xml = String::from(
+            "<?xml version=\"1.0\"?>\n<net name=\"segments\" version=\"11\">\n<layers>\n",
+        );
+        let mut params: Vec<Vec<usize>> = vec![full.to_vec()];
+        for _ in 0..layers {
+            params.push(shapes[rng.below(shapes.len())].to_vec());
+        }
+        for (p, s) in params.iter().enumerate() {
+            let attr = s
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(",");
+            writeln!(
+                xml,
+                "<layer id=\"{p}\" name=\"p{p}\" type=\"Parameter\" version=\"opset1\"><data shape=\"{attr}\" element_type=\"f32\"/><output><port id=\"0\" precision=\"FP32\" names=\"p{p}\">{}</port></output></layer>",
+                dims(s)
+            )
+            .unwrap();
+        }
+        let mut edges = Vec::new();
+        let mut prev = 0;
+        for l in 0..layers {
+            let id = params.len() + l;
+            let other = 1 + l;
+            // The running value on either side.
+            let (x, y) = if rng.below(3) == 0 {
+                (other, prev)
+            } else {
+                (prev, other)
+            };
+            let kind = if rng.below(2) == 0 {
+                "Subtract"
+            } else {
+                "Divide"
+            };
+            let shape_of = |v: usize| {
+                if v < params.len() {
+                    params[v].clone()
+                } else {
+                    full.to_vec()
+                }
+            };
+            writeln!(
+                xml,
+                "<layer id=\"{id}\" name=\"l{l}\" type=\"{kind}\" version=\"opset1\"><data auto_broadcast=\"numpy\"/><input><port id=\"0\" precision=\"FP32\">{}</port><port id=\"1\" precision=\"FP32\">{}</port></input><output><port id=\"2\" precision=\"FP32\" names=\"l{l}\">{}</port></output></layer>",
+                dims(&shape_of(x)),
+                dims(&shape_of(y)),
+                dims(&full)
+            )
+            .unwrap();
+            let port = |v: usize| if v < params.len() { 0 } else { 2 };
+            edges.push((x, port(x), id, 0));
+            edges.push((y, port(y), id, 1));
+            prev = id;
+        }
+        let last = params.len() + layers;
+        writeln!(
+            xml,
+            "<layer id=\"{last}\" name=\"r\" type=\"Result\" version=\"opset1\"><input><port id=\"0\" precision=\"FP32\">{}</port></input></layer>",
+            dims(&full)
+        )
+        .unwrap();
+        edges.push((prev, 2, last, 0));
+        xml.push_str("</layers>\n<edges>\n");
+        for (from, fp, to, tp) in edges {
+            writeln!(
+                xml,
+                "<edge from-layer=\"{from}\" from-port=\"{fp}\" to-layer=\"{to}\" to-port=\"{tp}\"/>"
+            )
+            .unwrap();
+        }
+        xml.push_str("</edges>\n</net>\n");
+        let path = dir.join(format!("chain{n}.xml"));
+        std::fs::write(&path, &xml).unwrap();
+        let model = Model::load(&path).unwrap_or_else(|e| panic!("case {n}: {e}\n{xml}"));
+        let inputs: Vec<(String, Tensor)> = params
+            .iter()
+            .enumerate()
+            .map(|(p, s)| (format!("p{p}"), tensor(&mut rng, "f32", s)))
+            .collect();
+        let shared: Vec<(String, std::sync::Arc<Tensor>)> = inputs
+            .iter()
+            .map(|(k, t)| (k.clone(), std::sync::Arc::new(t.clone())))
+            .collect();
+        let want = model.run_observed(inputs.clone(), |_| Ok(())).unwrap();
+        for got in [
+            model.run_shared(shared.iter().cloned()).unwrap(),
+            model.run(inputs).unwrap(),
+        ] {
+            assert_eq!(
+                got[0].tensor.to_le_bytes(),
+                want[0].tensor.to_le_bytes(),
+                "case {n}\n{xml}"
+            );
+        }
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

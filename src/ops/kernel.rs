@@ -678,11 +678,38 @@ pub type ChainFn<T> = fn(Src<'_, T>, &[(Link, Src<'_, T>)], Out<'_, T>);
 /// costs no dispatch.
 pub type RunsFn<T> = fn(&Plan, usize, Link, &[T], &[T], Out<'_, T>);
 
-/// The register-held forms of an element type's chains: over tiles, and over broadcast runs.
+/// Where a chain reads one operand over a chunk of the output without gathering it.
+#[derive(Clone, Copy)]
+pub enum Feed<'a, T> {
+    /// A leaf of the output's size, read at the output's own offsets.
+    Same(&'a [T]),
+    /// One value, repeated.
+    One(T),
+    /// A broadcast leaf, read run by run as input A (`first`) or B of `plan`.
+    Runs {
+        plan: &'a Plan,
+        first: bool,
+        leaf: &'a [T],
+    },
+}
+
+/// Most links a [`SegmentsFn`] takes: as many as a fused group has layers (`MAX_GROUP`).
+pub const SEGMENT_LINKS: usize = 16;
+
+/// A chain evaluated in registers over output elements `start..start + out.len()` with its
+/// broadcast operands read in place: `feeds[0]` is the first operand, `feeds[k + 1]` step
+/// `k`'s other one (at most [`SEGMENT_LINKS`] links). The output is cut wherever a broadcast
+/// operand's run ends, and each stretch computed as a tile; the whole loop is compiled for one
+/// vector unit.
+pub type SegmentsFn<T> = fn(&[Feed<'_, T>], &[Link], usize, Out<'_, T>);
+
+/// The register-held forms of an element type's chains: over tiles, over a lone step's
+/// broadcast runs, and over the stretches where every operand is one run.
 #[derive(Clone, Copy)]
 pub struct ChainFns<T> {
     pub tile: ChainFn<T>,
     pub runs: RunsFn<T>,
+    pub segments: SegmentsFn<T>,
 }
 
 /// Element types whose chains of Subtract/Divide are evaluated in registers: those whose two
@@ -702,6 +729,7 @@ impl Chain for f32 {
     const CHAIN: Option<ChainFns<f32>> = Some(ChainFns {
         tile: chain_dispatch,
         runs: runs_dispatch,
+        segments: segments_dispatch,
     });
 }
 
@@ -709,6 +737,7 @@ impl Chain for f64 {
     const CHAIN: Option<ChainFns<f64>> = Some(ChainFns {
         tile: chain_dispatch,
         runs: runs_dispatch,
+        segments: segments_dispatch,
     });
 }
 
@@ -756,6 +785,77 @@ fn runs_dispatch<T: ChainOps>(
                     true
                 },
             )
+        },
+    )
+}
+
+/// [`chain`] over the stretches of the output along which every operand is one run (a
+/// [`SegmentsFn`]), compiled with the loop over them for the widest vector unit this CPU has.
+fn segments_dispatch<T: ChainOps>(
+    feeds: &[Feed<'_, T>],
+    links: &[Link],
+    start: usize,
+    out: Out<'_, T>,
+) {
+    /// An operand as the output advances.
+    enum Live<'a, T> {
+        Same(&'a [T]),
+        One(T),
+        Runs(crate::broadcast::Cursor<'a>, &'a [T]),
+    }
+    impl<'a, T: Copy> Live<'a, T> {
+        /// The operand for output elements `g..g + len`, within the current run.
+        #[inline(always)]
+        fn src(&self, g: usize, len: usize) -> Src<'a, T> {
+            match *self {
+                Live::Same(s) => Src::Slice(&s[g..g + len]),
+                Live::One(v) => Src::Repeat(v),
+                Live::Runs(ref c, leaf) => Src::of_run(leaf, c.offset(), c.stepping(), len),
+            }
+        }
+    }
+    let Out { data: out, stream } = out;
+    let mut live: Vec<Live<'_, T>> = feeds
+        .iter()
+        .map(|f| match *f {
+            Feed::Same(s) => Live::Same(s),
+            Feed::One(v) => Live::One(v),
+            Feed::Runs { plan, first, leaf } => Live::Runs(plan.cursor(first, start), leaf),
+        })
+        .collect();
+    let links = &links[..links
+        .len()
+        .min(SEGMENT_LINKS)
+        .min(live.len().saturating_sub(1))];
+    vectorised_for(
+        #[inline(always)]
+        |unit| {
+            let n = out.len();
+            let mut ops = [(Link::Sub, Src::Slice(&[][..])); SEGMENT_LINKS];
+            let mut pos = 0;
+            while pos < n {
+                let len = live.iter().fold(n - pos, |len, l| match l {
+                    Live::Runs(c, _) => len.min(c.left()),
+                    _ => len,
+                });
+                let g = start + pos;
+                let first = live[0].src(g, len);
+                for ((op, &link), l) in ops.iter_mut().zip(links).zip(&live[1..]) {
+                    *op = (link, l.src(g, len));
+                }
+                chain(
+                    first,
+                    &ops[..links.len()],
+                    &mut out[pos..pos + len],
+                    stream.then_some(unit),
+                );
+                for l in live.iter_mut() {
+                    if let Live::Runs(c, _) = l {
+                        c.advance(len);
+                    }
+                }
+                pos += len;
+            }
         },
     )
 }
@@ -846,7 +946,10 @@ pub const TILE: usize = 512;
 ///
 /// With `chain = Some((f, links))` the steps form a linear chain (step 0 reads two leaves,
 /// step `k` reads step `k - 1` and a leaf, combined as `links[k]` says) that cannot fail, and
-/// each tile is computed by `f` in registers instead of step by step.
+/// each tile is computed by `f` in registers instead of step by step. When its broadcast
+/// leaves change only every [`RUN_MIN`] or more elements and no leaf is written over, the
+/// chain skips tiles and gathering: [`ChainFns::segments`] reads each leaf in place or
+/// repeated, over the stretches of the output where every leaf is one run.
 pub fn fused<T: Element>(
     steps: &[Step],
     leaves: &[&[T]],
@@ -883,6 +986,21 @@ pub fn fused<T: Element>(
         && gathers
         && alias.is_none()
         && last.plan.dims().last().is_some_and(|&d| d >= RUN_MIN);
+    // A chain whose broadcast operands change only every `RUN_MIN` or more elements (as in
+    // `(x - mean) / std` over rows) reads them in place, run by run, rather than gathering
+    // them into tile buffers (which cost as much as the chain itself).
+    let by_segments = gathers
+        && alias.is_none()
+        && chain
+            .is_some_and(|(_, links)| links.len() == steps.len() && links.len() <= SEGMENT_LINKS)
+        && chain_feeds(steps).all(|(step, (_, side))| match side {
+            Operand::Leaf(l) => {
+                leaves[l].len() == n
+                    || leaves[l].len() == 1
+                    || step.plan.dims().last().is_some_and(|&d| d >= RUN_MIN)
+            }
+            Operand::Step(_) => false,
+        });
     // An output far larger than the caches, and not read just before (as a reused leaf is),
     // bypasses them: no read of each line before it is overwritten.
     let stream = alias.is_none() && n.saturating_mul(std::mem::size_of::<T>()) >= STREAM_MIN;
@@ -909,6 +1027,7 @@ pub fn fused<T: Element>(
         run: &run,
         chain,
         by_runs,
+        by_segments,
     };
     let failed = if n >= PARALLEL_MIN && rayon::current_num_threads() > 1 {
         let size = n
@@ -948,6 +1067,9 @@ struct Group<'g, T, F> {
     chain: Option<(ChainFns<T>, &'g [Link])>,
     /// Whether the group is one step computed run by run (see [`fused`]).
     by_runs: bool,
+    /// Whether the group is a chain computed over the stretches where each broadcast operand
+    /// is one run (see [`fused`]).
+    by_segments: bool,
 }
 
 /// Broadcast runs at least this long are computed in place rather than gathered (a lone
@@ -1056,7 +1178,21 @@ where
             return self.chunk_runs(start, out);
         }
         if let Some((f, links)) = self.chain {
-            self.chunk_chain(f.tile, links, start, out);
+            if self.by_segments {
+                let feeds: Vec<Feed<'_, T>> = chain_feeds(self.steps)
+                    .map(|(step, side)| self.feed(step, side))
+                    .collect();
+                let o = Out {
+                    data: out,
+                    stream: self.stream,
+                };
+                (f.segments)(&feeds, links, start, o);
+                if self.stream {
+                    stream_fence();
+                }
+            } else {
+                self.chunk_chain(f.tile, links, start, out);
+            }
             return None;
         }
         let last = self.steps.len() - 1;
@@ -1211,6 +1347,26 @@ where
         }
     }
 
+    /// How a chain reads operand A (`first`) or B of `step` over a chunk, run by run.
+    fn feed<'a>(&'a self, step: &'a Step, (first, operand): (bool, Operand)) -> Feed<'a, T> {
+        let leaf = match operand {
+            Operand::Leaf(l) => self.leaves[l],
+            // Not for a chain's feeds (`by_segments` checks); an empty run.
+            Operand::Step(_) => &[],
+        };
+        if leaf.len() == self.n {
+            Feed::Same(leaf)
+        } else if leaf.len() == 1 {
+            Feed::One(leaf[0])
+        } else {
+            Feed::Runs {
+                plan: &step.plan,
+                first,
+                leaf,
+            }
+        }
+    }
+
     /// Operand A (`first`) or B of `step` over a tile, as one run: an earlier step's tile, the
     /// reused leaf's copy, a full-size leaf's own elements, a one-element leaf repeated, or a
     /// broadcast leaf gathered into `buf`.
@@ -1243,6 +1399,23 @@ where
             }
         }
     }
+}
+
+/// The operands a linear chain reads besides its running value, with their steps: step 0's A
+/// (its first operand), then each step's other operand (B after a `Sub`/`Div` link, A after
+/// `SubFrom`/`DivInto`), as `(step, (first, operand))`.
+fn chain_feeds(steps: &[Step]) -> impl Iterator<Item = (&Step, (bool, Operand))> {
+    let head = steps.first().map(|s| (s, (true, s.x)));
+    head.into_iter()
+        .chain(steps.iter().enumerate().map(|(k, s)| {
+            // Step k > 0 reads the step before it on one side; step 0 keeps A as the running value.
+            let acc_first = k == 0 || s.x == Operand::Step(k - 1);
+            if acc_first {
+                (s, (false, s.y))
+            } else {
+                (s, (true, s.x))
+            }
+        }))
 }
 
 /// The tile a step computes: output elements `g0..g0 + len`, with the earlier steps' tiles and
