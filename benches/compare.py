@@ -62,6 +62,8 @@ def workloads():
     w["i32 sub (reference for floor division)"] = model("i32_sub", ops.subtract(a, b), [a, b])
     a, b = param("a", f16), param("b", f16)
     w["f16 sub"] = model("f16_sub", ops.subtract(a, b), [a, b])
+    a, m, s = param("a", f32), param("m", f32, [64, 1, 64, 1]), param("s", f32, [64, 1, 64, 1])
+    w["f32 (a-m)/s, m,s [64,1,64,1]"] = model("norm", ops.divide(ops.subtract(a, m), s), [a, m, s])
     a, b = param("a", f32), param("b", f32)
     x = a
     for k in range(8):

@@ -36,7 +36,7 @@ static void *big(size_t bytes) {
     return p;
 }
 
-static float *fa, *fb, *fo, *fbb;
+static float *fa, *fb, *fo, *fbb, *fbs;
 static int32_t *ia, *ib, *io;
 static uint16_t *ha, *hb, *ho;
 
@@ -62,6 +62,19 @@ static void f32_sub_bcast(void) {
         __m512 v = _mm512_set1_ps(fbb[i0 * D + i2]);
         for (long j = 0; j < D; j += 16)
             _mm512_stream_ps(fo + r * D + j, _mm512_sub_ps(_mm512_load_ps(fa + r * D + j), v));
+    }
+    _mm_sfence();
+}
+
+/* (a - m) / s, m and s [64,1,64,1]: runs of 64 against one value of each. */
+static void f32_norm(void) {
+#pragma omp parallel for schedule(static)
+    for (long r = 0; r < N / D; r++) {
+        long k = (r / (D * D)) * D + r % D;
+        __m512 m = _mm512_set1_ps(fbb[k]), s = _mm512_set1_ps(fbs[k]);
+        for (long j = 0; j < D; j += 16)
+            _mm512_stream_ps(fo + r * D + j,
+                             _mm512_div_ps(_mm512_sub_ps(_mm512_load_ps(fa + r * D + j), m), s));
     }
     _mm_sfence();
 }
@@ -151,7 +164,7 @@ int main(int argc, char **argv) {
     }
     only = argc > 2 ? argv[2] : NULL;
     omp_set_num_threads(threads);
-    fa = big(N * 4); fb = big(N * 4); fo = big(N * 4); fbb = big(D * D * 4);
+    fa = big(N * 4); fb = big(N * 4); fo = big(N * 4); fbb = big(D * D * 4); fbs = big(D * D * 4);
     ia = big(N * 4); ib = big(N * 4); io = big(N * 4);
     ha = big(N * 2); hb = big(N * 2); ho = big(N * 2);
     uint64_t s = 0x9E3779B97F4A7C15u;
@@ -165,11 +178,15 @@ int main(int argc, char **argv) {
         ha[i] = _cvtss_sh(fa[i], 0);
         hb[i] = _cvtss_sh(fb[i], 0);
     }
-    for (long i = 0; i < D * D; i++) fbb[i] = (float)i * 0.25f + 1.0f;
+    for (long i = 0; i < D * D; i++) {
+        fbb[i] = (float)i * 0.25f + 1.0f;
+        fbs[i] = (float)(i % 97) * 0.5f + 0.75f;
+    }
     measure("f32 sub, same shape", f32_sub);
     measure("f32 div, same shape", f32_div);
     measure("f32 sub, b [64,1,64,1]", f32_sub_bcast);
     measure("f32 div by scalar Const", f32_div_scalar);
+    measure("f32 (a-m)/s, m,s [64,1,64,1]", f32_norm);
     measure("i32 floor division", i32_floordiv);
     measure("i32 sub (reference for floor division)", i32_sub);
     measure("f16 sub", f16_sub);
