@@ -40,6 +40,22 @@ fn dims(shape: &[usize]) -> String {
     shape.iter().map(|d| format!("<dim>{d}</dim>")).collect()
 }
 
+/// A Parameter layer `p{p}` of `shape` and element type `ty`.
+fn parameter(xml: &mut String, p: usize, shape: &[usize], ty: &str) {
+    let attr = shape
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let prec = ty.to_uppercase();
+    writeln!(
+        xml,
+        "<layer id=\"{p}\" name=\"p{p}\" type=\"Parameter\" version=\"opset1\"><data shape=\"{attr}\" element_type=\"{ty}\"/><output><port id=\"0\" precision=\"{prec}\" names=\"p{p}\">{}</port></output></layer>",
+        dims(shape)
+    )
+    .unwrap();
+}
+
 struct Case {
     xml: String,
     inputs: Vec<(String, Tensor)>,
@@ -72,17 +88,7 @@ fn case(rng: &mut Rng, ty: &str) -> Case {
             let drop = rng.below(s.len() + 1);
             s.drain(..drop);
         }
-        let shape_attr = s
-            .iter()
-            .map(|d| d.to_string())
-            .collect::<Vec<_>>()
-            .join(",");
-        writeln!(
-            xml,
-            "<layer id=\"{p}\" name=\"p{p}\" type=\"Parameter\" version=\"opset1\"><data shape=\"{shape_attr}\" element_type=\"{ty}\"/><output><port id=\"0\" precision=\"{prec}\" names=\"p{p}\">{}</port></output></layer>",
-            dims(&s)
-        )
-        .unwrap();
+        parameter(&mut xml, p, &s, ty);
         shapes.push(s);
     }
     // Sometimes a long chain, longer than one fused group holds (`MAX_GROUP`).
@@ -381,17 +387,7 @@ fn chains_over_long_broadcast_runs_match_layer_by_layer() {
             params.push(shapes[rng.below(shapes.len())].to_vec());
         }
         for (p, s) in params.iter().enumerate() {
-            let attr = s
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(",");
-            writeln!(
-                xml,
-                "<layer id=\"{p}\" name=\"p{p}\" type=\"Parameter\" version=\"opset1\"><data shape=\"{attr}\" element_type=\"f32\"/><output><port id=\"0\" precision=\"FP32\" names=\"p{p}\">{}</port></output></layer>",
-                dims(s)
-            )
-            .unwrap();
+            parameter(&mut xml, p, s, "f32");
         }
         let mut edges = Vec::new();
         let mut prev = 0;

@@ -815,31 +815,13 @@ fn apply<T: ChainOps>(
     op: impl Fn(T, T) -> T,
 ) {
     let n = out.len();
-    let block = std::mem::size_of::<[T; LANES]>();
-    let stream = stream
-        .filter(|_| block.is_multiple_of(LINE) && (out.as_ptr() as usize).is_multiple_of(LINE));
+    let stream = blocks_stream(out, stream);
     let mut at = 0;
     while at + LANES <= n {
         let (p, q): ([T; LANES], [T; LANES]) = (x.lanes(at), y.lanes(at));
         let v: [T; LANES] = std::array::from_fn(|j| op(p[j], q[j]));
-        let o = &mut out[at..at + LANES];
-        match stream {
-            // SAFETY: `o` holds the block's bytes and starts on a line (checked above);
-            // `unit` is the one the caller runs under.
-            Some(unit) => unsafe {
-                stream_lines(
-                    unit,
-                    v.as_ptr() as *const u8,
-                    o.as_mut_ptr() as *mut u8,
-                    block / LINE,
-                )
-            },
-            None => {
-                for (o, &v) in o.iter_mut().zip(&v) {
-                    o.write(v);
-                }
-            }
-        }
+        // SAFETY: `stream` is from `blocks_stream`, and blocks start every LANES elements.
+        unsafe { store_block(&mut out[at..at + LANES], &v, stream) };
         at += LANES;
     }
     for (i, o) in out.iter_mut().enumerate().skip(at) {
@@ -918,6 +900,40 @@ fn segments_dispatch<T: ChainOps>(
     )
 }
 
+/// The vector unit whose non-temporal stores write `out` block by block ([`store_block`]):
+/// `stream`, if blocks of [`LANES`] are whole cache lines and `out` starts on one.
+#[inline(always)]
+fn blocks_stream<T>(out: &[MaybeUninit<T>], stream: Option<Simd>) -> Option<Simd> {
+    let block = std::mem::size_of::<[T; LANES]>();
+    stream.filter(|_| block.is_multiple_of(LINE) && (out.as_ptr() as usize).is_multiple_of(LINE))
+}
+
+/// Writes a block computed in registers: with `stream`'s non-temporal stores, else plainly.
+///
+/// # Safety
+/// With `stream = Some(unit)`, `o` must start on a cache line, blocks must be whole lines (as
+/// [`blocks_stream`] checks) and the caller must run under `unit` ([`vectorised_for`]).
+#[inline(always)]
+unsafe fn store_block<T: Copy>(o: &mut [MaybeUninit<T>], v: &[T; LANES], stream: Option<Simd>) {
+    match stream {
+        // SAFETY: `o` holds the block's bytes (its length is checked by the zip below for the
+        // plain stores, and is LANES here: `o` is a block); the rest is the caller's promise.
+        Some(unit) if o.len() == LANES => unsafe {
+            stream_lines(
+                unit,
+                v.as_ptr() as *const u8,
+                o.as_mut_ptr() as *mut u8,
+                std::mem::size_of::<[T; LANES]>() / LINE,
+            )
+        },
+        _ => {
+            for (o, &v) in o.iter_mut().zip(v) {
+                o.write(v);
+            }
+        }
+    }
+}
+
 /// Elements a chain keeps in registers at once: four AVX-512 registers of f32, eight of f64.
 /// Several independent registers keep the divider busy: one register's steps depend on each
 /// other, and a division's latency is several times its throughput.
@@ -946,34 +962,15 @@ fn chain<T: ChainOps>(
         }
     }
     let n = out.len();
-    let block = std::mem::size_of::<[T; LANES]>();
-    // Blocks are whole lines when the output starts on one.
-    let stream = stream
-        .filter(|_| block.is_multiple_of(LINE) && (out.as_ptr() as usize).is_multiple_of(LINE));
+    let stream = blocks_stream(out, stream);
     let mut at = 0;
     while at + LANES <= n {
         let mut acc: [T; LANES] = first.lanes(at);
         for &(link, v) in links {
             step(&mut acc, link, v, at);
         }
-        let o = &mut out[at..at + LANES];
-        match stream {
-            // SAFETY: `o` holds the block's bytes and starts on a line (checked above);
-            // `unit` is the one `chain_dispatch` runs under.
-            Some(unit) => unsafe {
-                stream_lines(
-                    unit,
-                    acc.as_ptr() as *const u8,
-                    o.as_mut_ptr() as *mut u8,
-                    block / LINE,
-                )
-            },
-            None => {
-                for (o, &v) in o.iter_mut().zip(&acc) {
-                    o.write(v);
-                }
-            }
-        }
+        // SAFETY: `stream` is from `blocks_stream`, and blocks start every LANES elements.
+        unsafe { store_block(&mut out[at..at + LANES], &acc, stream) };
         at += LANES;
     }
     for (i, o) in out.iter_mut().enumerate().skip(at) {
