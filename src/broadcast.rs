@@ -314,6 +314,16 @@ impl Cursor<'_> {
     }
 }
 
+/// The index over the `outer` dims of row `row` (row-major), into `idx`.
+#[inline(always)]
+fn row_index(row: usize, outer: &[usize], idx: &mut [usize]) {
+    let mut rest = row;
+    for (i, &d) in idx.iter_mut().zip(outer).rev() {
+        *i = rest % d;
+        rest /= d;
+    }
+}
+
 /// Row-major steps of `shape` padded on the left to `rank`, with 0 for size-1 dims.
 fn steps(shape: &[usize], rank: usize) -> Vec<usize> {
     let mut out = vec![0; rank];
@@ -407,11 +417,7 @@ impl Plan {
             };
         };
         let mut idx = vec![0; outer.len()];
-        let mut rest = start / n;
-        for (i, &d) in idx.iter_mut().zip(outer).rev() {
-            *i = rest % d;
-            rest /= d;
-        }
+        row_index(start / n, outer, &mut idx);
         let row = idx.iter().zip(steps.iter()).map(|(i, s)| i * s).sum();
         Cursor {
             outer,
@@ -472,11 +478,7 @@ impl Plan {
             large.resize(outer.len(), 0);
             &mut large
         };
-        let mut rest = start / n;
-        for (i, &d) in idx.iter_mut().zip(outer).rev() {
-            *i = rest % d;
-            rest /= d;
-        }
+        row_index(start / n, outer, idx);
         // Where the current row starts in A and B, kept up to date as the odometer turns.
         let (mut row_a, mut row_b) = (0, 0);
         for (k, &i) in idx.iter().enumerate() {

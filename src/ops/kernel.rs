@@ -20,7 +20,7 @@ use half::{bf16, f16};
 use rayon::prelude::*;
 
 use super::{ElemError, EvalError};
-use crate::broadcast::{AutoBroadcast, Plan};
+use crate::broadcast::{AutoBroadcast, Cursor, Plan};
 use crate::tensor::{Element, Tensor, unravel};
 
 /// Outputs of at least this many elements are computed in parallel.
@@ -669,6 +669,13 @@ pub enum Link {
     DivInto,
 }
 
+impl Link {
+    /// Whether the step's other operand is its input A (the running value is B).
+    pub fn other_is_a(self) -> bool {
+        matches!(self, Link::SubFrom | Link::DivInto)
+    }
+}
+
 /// A chain evaluated in registers: `out[i] = links applied in order to first[i]`.
 pub type ChainFn<T> = fn(Src<'_, T>, &[(Link, Src<'_, T>)], Out<'_, T>);
 
@@ -678,30 +685,34 @@ pub type ChainFn<T> = fn(Src<'_, T>, &[(Link, Src<'_, T>)], Out<'_, T>);
 /// costs no dispatch.
 pub type RunsFn<T> = fn(&Plan, usize, Link, &[T], &[T], Out<'_, T>);
 
-/// Where a chain reads one operand over a chunk of the output without gathering it.
-#[derive(Clone, Copy)]
+/// Where a chain reads one operand as it walks a chunk of the output, without gathering it.
 pub enum Feed<'a, T> {
     /// A leaf of the output's size, read at the output's own offsets.
     Same(&'a [T]),
     /// One value, repeated.
     One(T),
-    /// A broadcast leaf, read run by run as input A (`first`) or B of `plan`.
-    Runs {
-        plan: &'a Plan,
-        first: bool,
-        leaf: &'a [T],
-    },
+    /// A broadcast leaf, read where its cursor (on the step's plan) says.
+    Runs(Cursor<'a>, &'a [T]),
 }
 
-/// Most links a [`SegmentsFn`] takes: as many as a fused group has layers (`MAX_GROUP`).
-pub const SEGMENT_LINKS: usize = 16;
+impl<'a, T: Copy> Feed<'a, T> {
+    /// The operand for output elements `g..g + len`, within the current run.
+    #[inline(always)]
+    fn src(&self, g: usize, len: usize) -> Src<'a, T> {
+        match *self {
+            Feed::Same(s) => Src::Slice(&s[g..g + len]),
+            Feed::One(v) => Src::Repeat(v),
+            Feed::Runs(ref c, leaf) => Src::of_run(leaf, c.offset(), c.stepping(), len),
+        }
+    }
+}
 
 /// A chain evaluated in registers over output elements `start..start + out.len()` with its
 /// broadcast operands read in place: `feeds[0]` is the first operand, `feeds[k + 1]` step
-/// `k`'s other one (at most [`SEGMENT_LINKS`] links). The output is cut wherever a broadcast
+/// `k`'s other one, each cursor placed at `start`. The output is cut wherever a broadcast
 /// operand's run ends, and each stretch computed as a tile; the whole loop is compiled for one
 /// vector unit.
-pub type SegmentsFn<T> = fn(&[Feed<'_, T>], &[Link], usize, Out<'_, T>);
+pub type SegmentsFn<T> = fn(&mut [Feed<'_, T>], &[Link], usize, Out<'_, T>);
 
 /// The register-held forms of an element type's chains: over tiles, over a lone step's
 /// broadcast runs, and over the stretches where every operand is one run.
@@ -832,65 +843,41 @@ fn apply<T: ChainOps>(
 /// [`chain`] over the stretches of the output along which every operand is one run (a
 /// [`SegmentsFn`]), compiled with the loop over them for the widest vector unit this CPU has.
 fn segments_dispatch<T: ChainOps>(
-    feeds: &[Feed<'_, T>],
+    feeds: &mut [Feed<'_, T>],
     links: &[Link],
     start: usize,
     out: Out<'_, T>,
 ) {
-    /// An operand as the output advances.
-    enum Live<'a, T> {
-        Same(&'a [T]),
-        One(T),
-        Runs(crate::broadcast::Cursor<'a>, &'a [T]),
-    }
-    impl<'a, T: Copy> Live<'a, T> {
-        /// The operand for output elements `g..g + len`, within the current run.
-        #[inline(always)]
-        fn src(&self, g: usize, len: usize) -> Src<'a, T> {
-            match *self {
-                Live::Same(s) => Src::Slice(&s[g..g + len]),
-                Live::One(v) => Src::Repeat(v),
-                Live::Runs(ref c, leaf) => Src::of_run(leaf, c.offset(), c.stepping(), len),
-            }
-        }
-    }
     let Out { data: out, stream } = out;
-    let mut live: Vec<Live<'_, T>> = feeds
-        .iter()
-        .map(|f| match *f {
-            Feed::Same(s) => Live::Same(s),
-            Feed::One(v) => Live::One(v),
-            Feed::Runs { plan, first, leaf } => Live::Runs(plan.cursor(first, start), leaf),
-        })
-        .collect();
-    let links = &links[..links
-        .len()
-        .min(SEGMENT_LINKS)
-        .min(live.len().saturating_sub(1))];
+    if feeds.is_empty() {
+        return;
+    }
+    let mut ops = Vec::with_capacity(links.len());
     vectorised_for(
         #[inline(always)]
         |unit| {
             let n = out.len();
-            let mut ops = [(Link::Sub, Src::Slice(&[][..])); SEGMENT_LINKS];
             let mut pos = 0;
             while pos < n {
-                let len = live.iter().fold(n - pos, |len, l| match l {
-                    Live::Runs(c, _) => len.min(c.left()),
-                    _ => len,
-                });
+                let mut len = n - pos;
+                for f in feeds.iter() {
+                    if let Feed::Runs(c, _) = f {
+                        len = len.min(c.left());
+                    }
+                }
                 let g = start + pos;
-                let first = live[0].src(g, len);
-                for ((op, &link), l) in ops.iter_mut().zip(links).zip(&live[1..]) {
-                    *op = (link, l.src(g, len));
+                ops.clear();
+                for (&link, f) in links.iter().zip(&feeds[1..]) {
+                    ops.push((link, f.src(g, len)));
                 }
                 chain(
-                    first,
-                    &ops[..links.len()],
+                    feeds[0].src(g, len),
+                    &ops,
                     &mut out[pos..pos + len],
                     stream.then_some(unit),
                 );
-                for l in live.iter_mut() {
-                    if let Live::Runs(c, _) = l {
+                for f in feeds.iter_mut() {
+                    if let Feed::Runs(c, _) = f {
                         c.advance(len);
                     }
                 }
@@ -1046,15 +1033,15 @@ pub fn fused<T: Element>(
     // them into tile buffers (which cost as much as the chain itself).
     let by_segments = gathers
         && alias.is_none()
-        && chain
-            .is_some_and(|(_, links)| links.len() == steps.len() && links.len() <= SEGMENT_LINKS)
-        && chain_feeds(steps).all(|(step, (_, side))| match side {
-            Operand::Leaf(l) => {
-                leaves[l].len() == n
-                    || leaves[l].len() == 1
-                    || step.plan.dims().last().is_some_and(|&d| d >= RUN_MIN)
-            }
-            Operand::Step(_) => false,
+        && chain.is_some_and(|(_, links)| {
+            chain_feeds(steps, links).all(|(step, (_, side))| match side {
+                Operand::Leaf(l) => {
+                    leaves[l].len() == n
+                        || leaves[l].len() == 1
+                        || step.plan.dims().last().is_some_and(|&d| d >= RUN_MIN)
+                }
+                Operand::Step(_) => false,
+            })
         });
     // An output far larger than the caches, and not read just before (as a reused leaf is),
     // bypasses them: no read of each line before it is overwritten.
@@ -1234,14 +1221,14 @@ where
         }
         if let Some((f, links)) = self.chain {
             if self.by_segments {
-                let feeds: Vec<Feed<'_, T>> = chain_feeds(self.steps)
-                    .map(|(step, side)| self.feed(step, side))
+                let mut feeds: Vec<Feed<'_, T>> = chain_feeds(self.steps, links)
+                    .map(|(step, side)| self.feed(step, side, start))
                     .collect();
                 let o = Out {
                     data: out,
                     stream: self.stream,
                 };
-                (f.segments)(&feeds, links, start, o);
+                (f.segments)(&mut feeds, links, start, o);
                 if self.stream {
                     stream_fence();
                 }
@@ -1386,8 +1373,7 @@ where
                 .zip(links)
                 .zip(bufs.iter_mut())
                 .map(|((step, &link), buf)| {
-                    let acc_first = matches!(link, Link::Sub | Link::Div);
-                    (link, self.operand(step, !acc_first, &tile, buf))
+                    (link, self.operand(step, link.other_is_a(), &tile, buf))
                 })
                 .collect();
             let o = Out {
@@ -1402,8 +1388,14 @@ where
         }
     }
 
-    /// How a chain reads operand A (`first`) or B of `step` over a chunk, run by run.
-    fn feed<'a>(&'a self, step: &'a Step, (first, operand): (bool, Operand)) -> Feed<'a, T> {
+    /// How a chain reads operand A (`first`) or B of `step` over a chunk from output element
+    /// `start`, run by run.
+    fn feed<'a>(
+        &'a self,
+        step: &'a Step,
+        (first, operand): (bool, Operand),
+        start: usize,
+    ) -> Feed<'a, T> {
         let leaf = match operand {
             Operand::Leaf(l) => self.leaves[l],
             // Not for a chain's feeds (`by_segments` checks); an empty run.
@@ -1414,11 +1406,7 @@ where
         } else if leaf.len() == 1 {
             Feed::One(leaf[0])
         } else {
-            Feed::Runs {
-                plan: &step.plan,
-                first,
-                leaf,
-            }
+            Feed::Runs(step.plan.cursor(first, start), leaf)
         }
     }
 
@@ -1457,19 +1445,17 @@ where
 }
 
 /// The operands a linear chain reads besides its running value, with their steps: step 0's A
-/// (its first operand), then each step's other operand (B after a `Sub`/`Div` link, A after
-/// `SubFrom`/`DivInto`), as `(step, (first, operand))`.
-fn chain_feeds(steps: &[Step]) -> impl Iterator<Item = (&Step, (bool, Operand))> {
+/// (its first operand), then each step's other operand (A or B as its link says), as
+/// `(step, (first, operand))`.
+fn chain_feeds<'s>(
+    steps: &'s [Step],
+    links: &'s [Link],
+) -> impl Iterator<Item = (&'s Step, (bool, Operand))> {
     let head = steps.first().map(|s| (s, (true, s.x)));
     head.into_iter()
-        .chain(steps.iter().enumerate().map(|(k, s)| {
-            // Step k > 0 reads the step before it on one side; step 0 keeps A as the running value.
-            let acc_first = k == 0 || s.x == Operand::Step(k - 1);
-            if acc_first {
-                (s, (false, s.y))
-            } else {
-                (s, (true, s.x))
-            }
+        .chain(steps.iter().zip(links).map(|(s, link)| {
+            let a = link.other_is_a();
+            (s, (a, if a { s.x } else { s.y }))
         }))
 }
 
