@@ -468,11 +468,21 @@ def write_bad():
     cases["malformed_xml"] = net(base_layers(), base_edges()).replace("</layers>", "</layer>", 1)
     cases["not_an_ir"] = net(base_layers(), base_edges(), root="model")
     cases["version_9"] = net(base_layers(), base_edges(), version="9")
+    # A type no opset has (a typo): OpenVINO refuses it; a custom op would name its own opset.
     cases["unsupported_op"] = net(
-        base_layers(sub=layer(2, "sub", "Add", None, [port(0, [2, 3]), port(1, [2, 3])], [port(2, [2, 3], "FP32")])),
+        base_layers(sub=layer(2, "sub", "Subtrakt", None, [port(0, [2, 3]), port(1, [2, 3])], [port(2, [2, 3], "FP32")])),
         base_edges(),
     )
+    # Subtract is in opset1 to opset16; OpenVINO 2026.4's opset17 lacks it.
     cases["unsupported_opset"] = net(
+        base_layers(
+            sub=layer(
+                2, "sub", "Subtract", None, [port(0, [2, 3]), port(1, [2, 3])], [port(2, [2, 3], "FP32")], "opset17"
+            )
+        ),
+        base_edges(),
+    )
+    cases["no_such_opset"] = net(
         base_layers(
             sub=layer(
                 2, "sub", "Subtract", None, [port(0, [2, 3]), port(1, [2, 3])], [port(2, [2, 3], "FP32")], "opset99"
@@ -547,7 +557,7 @@ def write_bad():
     cases["many_errors"] = net(
         base_layers(
             a=layer(0, "a", "Parameter", 'shape="2,x" element_type="f32"', outputs=[port(0, [2, 3], "FP32")]),
-            sub=layer(2, "sub", "Multiply", None, [port(0, [2, 3]), port(1, [2, 3])], [port(2, [2, 3], "FP32")]),
+            sub=layer(2, "sub", "Mutliply", None, [port(0, [2, 3]), port(1, [2, 3])], [port(2, [2, 3], "FP32")]),
         ),
         base_edges(drop=("b_div",), extra=[edge(1, 5, 3, 1), edge(7, 0, 4, 0)]),
     )

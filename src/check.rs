@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Diagnostic, ErrorKind, Severity};
+use crate::error::{Diagnostic, Error, ErrorKind, OpaqueUse, Severity};
 use crate::model::{LoadOptions, Model};
 use crate::shape::PartialShape;
 
@@ -13,6 +13,9 @@ pub struct CheckOptions {
     pub shapes: Vec<(String, PartialShape)>,
     /// The weights file; by default the `.bin` beside the `.xml`.
     pub weights: Option<PathBuf>,
+    /// Report layers whose op ovir does not implement as errors (E208), one per op type at its
+    /// first layer, instead of listing them in [`FileReport::opaque`].
+    pub deny_unknown: bool,
 }
 
 /// The findings for one file, sorted by position.
@@ -24,6 +27,9 @@ pub struct FileReport {
     pub unreadable: bool,
     /// `--shape` names that match no input of this file.
     pub unmatched_shapes: Vec<String>,
+    /// Layers whose op ovir does not implement (live or dead), by op type: their outputs were
+    /// taken as declared. Empty with `deny_unknown` (they are errors then).
+    pub opaque: Vec<OpaqueUse>,
 }
 
 impl FileReport {
@@ -46,6 +52,7 @@ pub fn check_file(path: &Path, options: &CheckOptions) -> FileReport {
         diagnostics: Vec::new(),
         unreadable: false,
         unmatched_shapes: Vec::new(),
+        opaque: Vec::new(),
     };
     let model = match Model::load_with(path, &load) {
         Ok(m) => m,
@@ -68,6 +75,28 @@ pub fn check_file(path: &Path, options: &CheckOptions) -> FileReport {
         }
     }
     let (_, mut found) = crate::shape::infer(g, &overrides);
+    let opaque = crate::exec::opaque_uses(g, |_| true);
+    if options.deny_unknown {
+        for u in opaque {
+            let node = g
+                .nodes
+                .iter()
+                .position(|n| Some(n.pos) == u.first && n.opaque().is_some());
+            let at = match node {
+                Some(i) => g.locate(i, None),
+                None => crate::error::Location::file(&g.file),
+            };
+            found.push(Diagnostic::error(Error::at(
+                ErrorKind::Unimplemented {
+                    op: u.op,
+                    count: u.count,
+                },
+                at,
+            )));
+        }
+    } else {
+        report.opaque = opaque;
+    }
     found.sort_by_key(|d| {
         let pos = d
             .error

@@ -133,6 +133,11 @@ impl ElementType {
             .or_else(|| LEGACY_EXTRA.iter().find(|(n, _)| *n == s).map(|(_, t)| *t))
     }
 
+    /// Every element type, in declaration order.
+    pub fn all() -> impl Iterator<Item = ElementType> {
+        TABLE.iter().map(|row| row.0)
+    }
+
     /// All canonical names, for error messages.
     pub fn all_names() -> impl Iterator<Item = &'static str> {
         TABLE.iter().map(|row| row.1)

@@ -145,22 +145,24 @@ pub enum ErrorKind {
         value: String,
         reason: String,
     },
-    #[error("unsupported layer type {ty:?}; ovir supports {}", supported.join(", "))]
-    UnsupportedOp {
-        ty: String,
-        supported: Vec<&'static str>,
-    },
-    #[error("{ty} is not in {version:?}; it is in opset1 to opset{max}")]
+    #[error(
+        "{version} has no operation {ty:?}: it is not an OpenVINO op (a custom op needs its own opset name, as extensions write)"
+    )]
+    UnsupportedOp { ty: String, version: String },
+    #[error("OpenVINO has no opset {version:?} (it has opset1 to opset{max})")]
+    NoSuchOpset { version: String, max: u32 },
+    #[error("{ty} is not in {version:?}; it is in opset{first} to opset{last}")]
     UnsupportedOpset {
         ty: &'static str,
         version: String,
-        max: u32,
+        first: u32,
+        last: u32,
     },
     #[error("{op} takes {expected} {dir} port(s), but the layer declares {found}")]
     PortCount {
-        op: &'static str,
+        op: String,
         dir: PortDir,
-        expected: usize,
+        expected: String,
         found: usize,
     },
     #[error("two {dir} ports have the id {id}")]
@@ -216,7 +218,9 @@ pub enum ErrorKind {
     #[error("the inputs' element types differ: {a} and {b} (OpenVINO does not promote types)")]
     ElementTypeMismatch { a: ElementType, b: ElementType },
     #[error("{op} does not accept {ty} inputs")]
-    UnsupportedElementType { op: &'static str, ty: ElementType },
+    UnsupportedElementType { op: String, ty: ElementType },
+    #[error("{reason}")]
+    InvalidInput { reason: String },
     #[error("the input shapes {a} and {b} are inconsistent under auto_broadcast {mode}: {reason}")]
     IncompatibleShapes {
         mode: String,
@@ -266,8 +270,18 @@ pub enum ErrorKind {
         declared: ElementType,
         inferred: ElementType,
     },
-    #[error("ovir cannot run {op} on {ty} (it runs f16, bf16, f32, f64 and 8- to 64-bit integers)")]
-    CannotRunType { op: &'static str, ty: ElementType },
+    #[error("ovir cannot run {op} on {ty}")]
+    CannotRunType { op: String, ty: ElementType },
+    #[error(
+        "ovir does not implement {op} ({count} layer{}, the first here); their outputs are taken as declared",
+        if *count == 1 { "" } else { "s" }
+    )]
+    Unimplemented { op: String, count: usize },
+    #[error(
+        "ovir cannot run this model: it does not implement {}",
+        ops.iter().map(|o| o.to_string()).collect::<Vec<_>>().join("; ")
+    )]
+    CannotRun { ops: Vec<OpaqueUse> },
     #[error("this layer feeds no Result, so it is never computed")]
     DeadLayer,
     #[error("this input feeds no Result")]
@@ -316,6 +330,34 @@ pub enum ErrorKind {
     },
     #[error("{} errors", .0.len())]
     Several(Vec<Error>),
+}
+
+/// One op type ovir does not implement, as a model uses it: how many layers, and the first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OpaqueUse {
+    /// `Gather-8`, or `MyOp (extension)` for a custom opset.
+    pub op: String,
+    pub count: usize,
+    /// Where the first such layer is.
+    pub first: Option<LineCol>,
+    pub first_layer: LayerRef,
+}
+
+impl fmt::Display for OpaqueUse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({} layer", self.op, self.count)?;
+        if self.count != 1 {
+            f.write_str("s")?;
+        }
+        match self.first {
+            Some(p) => write!(
+                f,
+                ", first {} at line {}:{})",
+                self.first_layer, p.line, p.col
+            ),
+            None => write!(f, ", first {})", self.first_layer),
+        }
+    }
 }
 
 fn list_or_none(items: &[String]) -> String {
@@ -387,6 +429,7 @@ impl ErrorKind {
             InvalidAttribute { .. } => "E202",
             UnsupportedOp { .. } => "E203",
             UnsupportedOpset { .. } => "E204",
+            NoSuchOpset { .. } => "E209",
             PortCount { .. } => "E205",
             DuplicatePortId { .. } => "E206",
             InvalidDim { .. } => "E207",
@@ -407,6 +450,8 @@ impl ErrorKind {
             DeclaredDimMismatch { .. } => "E504",
             DeclaredRankMismatch { .. } => "E505",
             ShapeOverride { .. } => "E506",
+            InvalidInput { .. } => "E507",
+            Unimplemented { .. } => "E208",
             DeadLayer => "W301",
             UnusedInput => "W302",
             DeclaredStaticVsDynamic { .. } => "W501",
@@ -417,6 +462,7 @@ impl ErrorKind {
             DivisionOverflow { .. } => "E602",
             Eval { .. } => "E603",
             MemoryBudget { .. } => "E604",
+            CannotRun { .. } => "E605",
             UnknownInput { .. } => "E610",
             InputNotGiven { .. } => "E611",
             InputGivenTwice { .. } => "E612",
@@ -444,7 +490,15 @@ impl ErrorKind {
             UnsupportedVersion { .. } => {
                 "re-export the model with a current `ovc` or `openvino.save_model`, which write version 11".into()
             }
-            WeightsMissing { .. } => "pass the weights file with `--weights FILE.bin`".into(),
+            WeightsMissing { .. } => {
+                "give the weights file with `--weights FILE.bin`, or put it beside the .xml with the same name".into()
+            }
+            Unimplemented { .. } => {
+                "`ovir check` lists such layers in its summary; --deny-unknown makes them errors".into()
+            }
+            CannotRun { .. } => {
+                "`ovir info MODEL.xml` lists which op types ovir runs; `ovir check` still checks the model".into()
+            }
             WeightsOutOfRange { .. } => {
                 "the .bin does not belong to this .xml, or it was truncated".into()
             }
@@ -463,6 +517,9 @@ impl ErrorKind {
             }
             PdpdAxisMissing { .. } => "write auto_broadcast.auto_broadcast_axis explicitly".into(),
             DeadLayer => "remove the layer, or connect it to a Result".into(),
+            InputNotGiven { .. } => {
+                "`ovir run` takes inputs with `-i NAME=FILE.npy`, `--inputs DIR` (a folder of NAME.npy files) or `--random-inputs`".into()
+            }
             _ => return None,
         })
     }

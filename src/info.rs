@@ -7,7 +7,6 @@ use serde::Serialize;
 use crate::dtype::ElementType;
 use crate::error::LayerRef;
 use crate::graph::Graph;
-use crate::ops::Op;
 use crate::shape::Inferred;
 
 #[derive(Debug, Serialize)]
@@ -22,11 +21,20 @@ pub struct Info {
     pub outputs: Vec<TensorInfo>,
     /// Number of layers.
     pub layers: usize,
-    /// Layers per op type.
-    pub ops: BTreeMap<&'static str, usize>,
+    /// Layers per op type and version (`Subtract-1`, `Gather-8`; `MyOp (extension)` for a
+    /// custom opset), by name, and whether ovir runs it.
+    pub ops: Vec<OpCount>,
     pub dead_layers: Vec<LayerRef>,
     /// Inputs that feed no Result (they are still inputs of the model).
     pub unused_inputs: Vec<String>,
+}
+
+/// How many layers use one op version, and whether ovir runs it.
+#[derive(Debug, Serialize)]
+pub struct OpCount {
+    pub op: String,
+    pub layers: usize,
+    pub runs: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -60,9 +68,9 @@ impl Info {
             .enumerate()
             .map(|(i, &n)| {
                 let node = &g.nodes[n];
-                let (element_type, shape) = match &node.op {
-                    Op::Parameter(p) => (Some(p.element_type), p.shape.to_string()),
-                    _ => (None, String::new()),
+                let (element_type, shape) = match node.parameter() {
+                    Some(p) => (Some(p.element_type), p.shape.to_string()),
+                    None => (None, String::new()),
                 };
                 TensorInfo {
                     name: g
@@ -103,10 +111,19 @@ impl Info {
                 }
             })
             .collect();
-        let mut ops = BTreeMap::new();
+        let mut counts: BTreeMap<String, (usize, bool)> = BTreeMap::new();
         for n in &g.nodes {
-            *ops.entry(n.op.name()).or_insert(0) += 1;
+            let (title, runs) = match (n.op.def(), n.opaque()) {
+                (_, Some(o)) => (o.title(), false),
+                (Some(d), None) => (format!("{}-{}", n.op.name(), d.version), true),
+                (None, None) => (n.op.name().to_owned(), false),
+            };
+            counts.entry(title).or_insert((0, runs)).0 += 1;
         }
+        let ops = counts
+            .into_iter()
+            .map(|(op, (layers, runs))| OpCount { op, layers, runs })
+            .collect();
         let producer = g
             .rt_info
             .iter()

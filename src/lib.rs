@@ -14,6 +14,7 @@ pub mod io;
 pub mod ir;
 pub mod memory;
 pub mod model;
+pub mod num;
 pub mod ops;
 pub mod shape;
 pub mod tensor;
@@ -21,8 +22,10 @@ pub mod weights;
 
 pub use check::{CheckOptions, FileReport, check_file};
 pub use dtype::ElementType;
-pub use error::{Diagnostic, Error, ErrorKind, LayerRef, Location, PortDir, PortRef, Severity};
+pub use error::{
+    Diagnostic, Error, ErrorKind, LayerRef, Location, OpaqueUse, PortDir, PortRef, Severity,
+};
 pub use exec::{InputKey, Output, Produced};
 pub use half;
 pub use model::{LoadOptions, Model};
-pub use tensor::{Element, Tensor};
+pub use tensor::{Element, Tensor, TypeSet, Value};

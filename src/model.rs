@@ -28,6 +28,8 @@ pub struct LoadOptions {
 pub struct Model {
     graph: Graph,
     memory_limit: u64,
+    /// The constant subgraphs, computed at the first run.
+    folded: std::sync::OnceLock<crate::exec::Folded>,
 }
 
 impl Model {
@@ -106,6 +108,7 @@ impl Model {
             memory_limit: options
                 .max_memory
                 .unwrap_or_else(crate::memory::default_limit),
+            folded: std::sync::OnceLock::new(),
         })
     }
 
@@ -122,6 +125,16 @@ impl Model {
 
     pub fn graph(&self) -> &Graph {
         &self.graph
+    }
+
+    /// The values of the model's constant subgraphs (every layer computed from Consts only),
+    /// computed once, at the first run, and kept for every run.
+    pub fn folded(&self) -> Result<&crate::exec::Folded, Error> {
+        if let Some(f) = self.folded.get() {
+            return Ok(f);
+        }
+        let f = crate::exec::fold::fold(&self.graph, self.memory_limit)?;
+        Ok(self.folded.get_or_init(|| f))
     }
 
     /// Infers every port's element type and shape; returns them with every finding (errors

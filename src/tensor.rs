@@ -2,9 +2,13 @@
 //!
 //! [`Element`] ties each Rust type to its [`ElementType`] and [`Tensor`] variant; the
 //! [`dispatch!`](crate::dispatch) macro turns a runtime element type into a call of a generic
-//! function. Those two are the only places that list the types: ops are generic.
+//! function, over a named type set (`numeric`, `float`, `int`, `any`). Those two are the only
+//! places that list the types: ops are generic. [`TypeSet`] is the same sets as run-time
+//! values, for inference to check an op's input types against.
 
 use half::{bf16, f16};
+use std::sync::Arc;
+
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 
 use crate::dtype::ElementType;
@@ -24,11 +28,14 @@ pub enum Tensor {
     U16(ArrayD<u16>),
     U32(ArrayD<u32>),
     U64(ArrayD<u64>),
+    /// `boolean`: one byte per element.
+    Bool(ArrayD<bool>),
 }
 
 mod sealed {
     /// Only the element types listed in this file are [`Element`](super::Element)s: each is
-    /// plain data, valid for every bit pattern (which [`le_slice`](super::le_slice) relies on).
+    /// plain data; all but `bool` are valid for every bit pattern (which
+    /// [`le_slice`](super::le_slice) relies on, see [`Element::ANY_BITS`](super::Element)).
     pub trait Sealed {}
 }
 
@@ -39,6 +46,9 @@ pub trait Element:
     const TYPE: ElementType;
     /// Bytes per element.
     const SIZE: usize;
+    /// Whether every bit pattern of `SIZE` bytes is a valid value (all but `bool`), so that
+    /// little-endian bytes can be read in place.
+    const ANY_BITS: bool = true;
     fn wrap(a: ArrayD<Self>) -> Tensor;
     fn view(t: &Tensor) -> Option<ArrayViewD<'_, Self>>;
     fn unwrap(t: Tensor) -> Option<ArrayD<Self>>;
@@ -56,6 +66,7 @@ macro_rules! elements {
             impl Element for $t {
                 const TYPE: ElementType = ElementType::$et;
                 const SIZE: usize = std::mem::size_of::<$t>();
+                const ANY_BITS: bool = !matches!(ElementType::$et, ElementType::Boolean);
                 fn wrap(a: ArrayD<Self>) -> Tensor {
                     Tensor::$variant(a)
                 }
@@ -72,12 +83,10 @@ macro_rules! elements {
                     }
                 }
                 fn from_le(bytes: &[u8]) -> Self {
-                    let mut b = [0u8; std::mem::size_of::<$t>()];
-                    b.copy_from_slice(bytes);
-                    <$t>::from_le_bytes(b)
+                    <$t as LeBytes>::from_le(bytes)
                 }
                 fn put_le(self, out: &mut Vec<u8>) {
-                    out.extend_from_slice(&self.to_le_bytes());
+                    <$t as LeBytes>::put_le(self, out)
                 }
             }
         )*
@@ -99,64 +108,154 @@ macro_rules! elements {
     };
 }
 
-/// Calls `$body` with `$T` bound to the Rust type of element type `$e` (an [`ElementType`]),
-/// or evaluates `$other` for element types ovir does not compute with. The one runtime →
-/// generic dispatch point; it lists the same types as the `elements!` table below.
+/// Calls `$body` with `$T` bound to the Rust type of element type `$e` (an [`ElementType`])
+/// when it is in the named set, or evaluates `$other` for any other element type. The one
+/// runtime → generic dispatch point; its sets are [`TypeSet`]'s (a test keeps them equal):
+///
+/// * `numeric`: f16, bf16, f32, f64 and the eight integer types;
+/// * `float`: f16, bf16, f32, f64; `int`: i8 … u64;
+/// * `any`: `numeric` and `boolean`.
+///
+/// ```
+/// use ovir::ElementType;
+/// let size = ovir::dispatch!(numeric: ElementType::I16, T => std::mem::size_of::<T>(), _ => 0);
+/// assert_eq!(size, 2);
+/// ```
 #[macro_export]
 macro_rules! dispatch {
-    ($e:expr, $T:ident => $body:expr, _ => $other:expr) => {
+    (@arms $e:expr, $T:ident, $body:expr, $other:expr, [$($v:ident => $t:ty),*]) => {
         match $e {
-            $crate::ElementType::F16 => {
-                type $T = $crate::half::f16;
+            $($crate::ElementType::$v => {
+                type $T = $t;
                 $body
-            }
-            $crate::ElementType::Bf16 => {
-                type $T = $crate::half::bf16;
-                $body
-            }
-            $crate::ElementType::F32 => {
-                type $T = f32;
-                $body
-            }
-            $crate::ElementType::F64 => {
-                type $T = f64;
-                $body
-            }
-            $crate::ElementType::I8 => {
-                type $T = i8;
-                $body
-            }
-            $crate::ElementType::I16 => {
-                type $T = i16;
-                $body
-            }
-            $crate::ElementType::I32 => {
-                type $T = i32;
-                $body
-            }
-            $crate::ElementType::I64 => {
-                type $T = i64;
-                $body
-            }
-            $crate::ElementType::U8 => {
-                type $T = u8;
-                $body
-            }
-            $crate::ElementType::U16 => {
-                type $T = u16;
-                $body
-            }
-            $crate::ElementType::U32 => {
-                type $T = u32;
-                $body
-            }
-            $crate::ElementType::U64 => {
-                type $T = u64;
-                $body
-            }
+            })*
+            #[allow(unreachable_patterns)]
             _ => $other,
         }
     };
+    (float: $e:expr, $T:ident => $body:expr, _ => $other:expr) => {
+        $crate::dispatch!(@arms $e, $T, $body, $other, [
+            F16 => $crate::half::f16, Bf16 => $crate::half::bf16, F32 => f32, F64 => f64
+        ])
+    };
+    (int: $e:expr, $T:ident => $body:expr, _ => $other:expr) => {
+        $crate::dispatch!(@arms $e, $T, $body, $other, [
+            I8 => i8, I16 => i16, I32 => i32, I64 => i64, U8 => u8, U16 => u16, U32 => u32, U64 => u64
+        ])
+    };
+    (numeric: $e:expr, $T:ident => $body:expr, _ => $other:expr) => {
+        $crate::dispatch!(@arms $e, $T, $body, $other, [
+            F16 => $crate::half::f16, Bf16 => $crate::half::bf16, F32 => f32, F64 => f64,
+            I8 => i8, I16 => i16, I32 => i32, I64 => i64, U8 => u8, U16 => u16, U32 => u32, U64 => u64
+        ])
+    };
+    (any: $e:expr, $T:ident => $body:expr, _ => $other:expr) => {
+        $crate::dispatch!(@arms $e, $T, $body, $other, [
+            F16 => $crate::half::f16, Bf16 => $crate::half::bf16, F32 => f32, F64 => f64,
+            I8 => i8, I16 => i16, I32 => i32, I64 => i64, U8 => u8, U16 => u16, U32 => u32, U64 => u64,
+            Boolean => bool
+        ])
+    };
+}
+
+/// A set of element types, as ops declare what they accept (the sets of [`dispatch!`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TypeSet(u32);
+
+impl TypeSet {
+    const fn of(types: &[ElementType]) -> TypeSet {
+        let mut bits = 0;
+        let mut i = 0;
+        while i < types.len() {
+            bits |= 1 << types[i] as u32;
+            i += 1;
+        }
+        TypeSet(bits)
+    }
+
+    pub const FLOAT: TypeSet = TypeSet::of(&[
+        ElementType::F16,
+        ElementType::Bf16,
+        ElementType::F32,
+        ElementType::F64,
+    ]);
+    pub const INT: TypeSet = TypeSet::of(&[
+        ElementType::I8,
+        ElementType::I16,
+        ElementType::I32,
+        ElementType::I64,
+        ElementType::U8,
+        ElementType::U16,
+        ElementType::U32,
+        ElementType::U64,
+    ]);
+    pub const NUMERIC: TypeSet = TypeSet(Self::FLOAT.0 | Self::INT.0);
+    pub const BOOLEAN: TypeSet = TypeSet::of(&[ElementType::Boolean]);
+    /// Every type a tensor can hold.
+    pub const ANY: TypeSet = TypeSet(Self::NUMERIC.0 | Self::BOOLEAN.0);
+
+    pub fn contains(self, t: ElementType) -> bool {
+        self.0 & (1 << t as u32) != 0
+    }
+
+    pub const fn union(self, other: TypeSet) -> TypeSet {
+        TypeSet(self.0 | other.0)
+    }
+
+    /// The set's name as docs and messages use it, or its types listed.
+    pub fn describe(self) -> String {
+        for (set, name) in [
+            (TypeSet::ANY, "any numeric type or boolean"),
+            (TypeSet::NUMERIC, "any numeric type"),
+            (TypeSet::FLOAT, "floating-point types"),
+            (TypeSet::INT, "integer types"),
+            (TypeSet::BOOLEAN, "boolean"),
+        ] {
+            if self == set {
+                return name.to_owned();
+            }
+        }
+        self.types()
+            .map(|t| t.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    pub fn types(self) -> impl Iterator<Item = ElementType> {
+        ElementType::all().filter(move |&t| self.contains(t))
+    }
+}
+
+/// Reading and writing one value as little-endian bytes.
+trait LeBytes: Sized {
+    fn from_le(bytes: &[u8]) -> Self;
+    fn put_le(self, out: &mut Vec<u8>);
+}
+
+macro_rules! le_bytes {
+    ($($t:ty)*) => {$(
+        impl LeBytes for $t {
+            fn from_le(bytes: &[u8]) -> Self {
+                let mut b = [0u8; std::mem::size_of::<$t>()];
+                b.copy_from_slice(bytes);
+                <$t>::from_le_bytes(b)
+            }
+            fn put_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+        }
+    )*};
+}
+le_bytes!(f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64);
+
+/// A boolean byte: any non-zero byte is true (as OpenVINO reads `boolean` Consts).
+impl LeBytes for bool {
+    fn from_le(bytes: &[u8]) -> Self {
+        bytes[0] != 0
+    }
+    fn put_le(self, out: &mut Vec<u8>) {
+        out.push(self as u8);
+    }
 }
 
 elements! {
@@ -172,6 +271,7 @@ elements! {
     u16 => U16, U16;
     u32 => U32, U32;
     u64 => U64, U64;
+    bool => Bool, Boolean;
 }
 
 impl<T: Element> From<ArrayD<T>> for Tensor {
@@ -212,7 +312,7 @@ impl Tensor {
             let data: Vec<T> = le_slice::<T>(bytes).into_owned();
             ArrayD::from_shape_vec(IxDyn(shape), data).ok().map(T::wrap)
         }
-        crate::dispatch!(et, T => build::<T>(shape, bytes), _ => None)
+        crate::dispatch!(any: et, T => build::<T>(shape, bytes), _ => None)
     }
 
     /// Writes the values as little-endian bytes, in logical (row-major) order, without copying
@@ -225,8 +325,9 @@ impl Tensor {
             if cfg!(target_endian = "little")
                 && let Some(s) = v.as_slice()
             {
-                // SAFETY: `Element` is sealed to plain integers and floats: their bytes are
-                // initialised and, on a little-endian host, already in file order.
+                // SAFETY: `Element` is sealed to plain integers, floats and `bool`: their bytes
+                // are initialised and, on a little-endian host, already in file order (a
+                // `bool` is the byte 0 or 1).
                 let bytes = unsafe {
                     std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s))
                 };
@@ -242,7 +343,7 @@ impl Tensor {
             }
             w.write_all(&buf)
         }
-        crate::dispatch!(self.element_type(), T => go::<T>(self, w), _ => Ok(()))
+        crate::dispatch!(any: self.element_type(), T => go::<T>(self, w), _ => Ok(()))
     }
 
     /// The values as little-endian bytes, in logical (row-major) order.
@@ -254,13 +355,73 @@ impl Tensor {
     }
 }
 
-/// Little-endian bytes as elements: borrowed in place when the host is little-endian and the
-/// bytes are aligned for `T` (as weights in a memory-mapped file usually are), decoded
-/// otherwise. Trailing bytes short of a whole element are ignored.
+/// A value as execution holds it: a tensor, or a Const's bytes where they lie in the
+/// memory-mapped weights file (read in place by elementwise kernels; packed types such as u4
+/// stay packed until a Convert decodes them).
+#[derive(Clone, Debug)]
+pub enum Value<'w> {
+    Tensor(Arc<Tensor>),
+    Mapped(Mapped<'w>),
+}
+
+/// A Const's bytes in the weights file, with its element type and shape.
+#[derive(Clone, Debug)]
+pub struct Mapped<'w> {
+    pub ty: ElementType,
+    pub shape: Vec<usize>,
+    pub bytes: &'w [u8],
+}
+
+impl Value<'_> {
+    pub fn element_type(&self) -> ElementType {
+        match self {
+            Value::Tensor(t) => t.element_type(),
+            Value::Mapped(m) => m.ty,
+        }
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            Value::Tensor(t) => t.shape(),
+            Value::Mapped(m) => &m.shape,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.shape().iter().product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes the value takes as a tensor (`u64::MAX` on overflow).
+    pub fn bytes(&self) -> u64 {
+        self.element_type()
+            .storage_bytes(self.len() as u64)
+            .unwrap_or(u64::MAX)
+    }
+
+    /// The value as a tensor: a tensor as it is, a Const's bytes decoded (`None` for element
+    /// types a tensor cannot hold, such as u4).
+    pub fn to_tensor(&self) -> Option<Arc<Tensor>> {
+        match self {
+            Value::Tensor(t) => Some(t.clone()),
+            Value::Mapped(m) => Tensor::from_le_bytes(m.ty, &m.shape, m.bytes).map(Arc::new),
+        }
+    }
+}
+
+/// Little-endian bytes as elements: borrowed in place when the host is little-endian, every
+/// bit pattern is a value of `T` (not `bool`) and the bytes are aligned for `T` (as weights in
+/// a memory-mapped file usually are), decoded otherwise. Trailing bytes short of a whole
+/// element are ignored.
 pub fn le_slice<T: Element>(bytes: &[u8]) -> std::borrow::Cow<'_, [T]> {
-    if cfg!(target_endian = "little") {
+    if cfg!(target_endian = "little") && T::ANY_BITS {
         // SAFETY: `Element` is sealed to primitive integers and floats (f16/bf16 are
-        // transparent u16s), for which every bit pattern is a valid value.
+        // transparent u16s) and `bool` (excluded by `ANY_BITS`): every bit pattern is a valid
+        // value of the others.
         let (head, mid, _) = unsafe { bytes.align_to::<T>() };
         if head.is_empty() {
             return std::borrow::Cow::Borrowed(mid);
@@ -283,6 +444,42 @@ pub fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
 
 #[cfg(test)]
 mod tests {
+    use super::TypeSet;
+    use crate::ElementType;
+
+    /// The sets of `dispatch!` are those of `TypeSet`.
+    #[test]
+    fn dispatch_sets_are_the_type_sets() {
+        for t in ElementType::all() {
+            let float =
+                crate::dispatch!(float: t, T => Some(<T as super::Element>::TYPE), _ => None);
+            let int = crate::dispatch!(int: t, T => Some(<T as super::Element>::TYPE), _ => None);
+            let numeric =
+                crate::dispatch!(numeric: t, T => Some(<T as super::Element>::TYPE), _ => None);
+            let any = crate::dispatch!(any: t, T => Some(<T as super::Element>::TYPE), _ => None);
+            for (got, set) in [
+                (float, TypeSet::FLOAT),
+                (int, TypeSet::INT),
+                (numeric, TypeSet::NUMERIC),
+                (any, TypeSet::ANY),
+            ] {
+                assert_eq!(got.is_some(), set.contains(t), "{t} in {set:?}");
+                if let Some(g) = got {
+                    assert_eq!(g, t);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn boolean_bytes_read_any_non_zero_as_true() {
+        let bytes = [0u8, 1, 2, 255, 0];
+        let got = super::le_slice::<bool>(&bytes);
+        assert_eq!(&*got, &[false, true, true, true, false]);
+        let t = super::Tensor::from_le_bytes(ElementType::Boolean, &[5], &bytes).unwrap();
+        assert_eq!(t.to_le_bytes(), vec![0, 1, 1, 1, 0]);
+    }
+
     #[test]
     fn le_slice_borrows_aligned_bytes_and_decodes_the_rest() {
         use std::borrow::Cow;

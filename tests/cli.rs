@@ -314,7 +314,8 @@ fn run_warns_about_declared_dims_and_still_runs() {
         "--random-inputs",
     ]);
     assert!(out.starts_with("exit code: 0\n"), "{out}");
-    assert!(out.contains("warning[E504]"), "{out}");
+    assert!(out.contains("warning: 2 ports of"), "{out}");
+    assert!(!out.contains("error"), "{out}");
     assert!(out.contains("out: f32 [2,3]"), "{out}");
 }
 

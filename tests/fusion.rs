@@ -331,9 +331,12 @@ fn large_streamed_outputs_are_exact() {
     // A lone layer over the same arrays writes its output with non-temporal stores (a
     // chain, computed in registers, writes its own directly).
     let (ta, tb) = (&inputs()[0].1, &inputs()[1].1);
-    let diff = ovir::ops::Elementwise::Subtract
-        .eval(ovir::broadcast::AutoBroadcast::Numpy, ta, tb)
-        .unwrap();
+    let diff = ovir::ops::binary::Binary::new(
+        ovir::broadcast::AutoBroadcast::Numpy,
+        ovir::ops::binary::arith::Subtract,
+    )
+    .eval_tensors(ta, tb)
+    .unwrap();
     let got: Vec<u32> = diff
         .view::<f32>()
         .unwrap()

@@ -6,8 +6,8 @@ use ndarray::{ArrayD, IxDyn};
 use ovir::broadcast::{AutoBroadcast, BinaryError, binary_map};
 use ovir::half::{bf16, f16};
 use ovir::ops::EvalError;
-use ovir::ops::divide::{Divide, DivideElem};
-use ovir::ops::subtract::{Subtract, SubtractElem};
+use ovir::ops::binary::arith::{Divide, Subtract};
+use ovir::ops::binary::{ArithElem, Binary};
 use ovir::{Element, Tensor};
 use proptest::prelude::*;
 
@@ -137,7 +137,7 @@ fn fast_result<T: Bits>(r: Result<Tensor, EvalError>) -> Option<Reference> {
     }
 }
 
-fn check<T: FromBits + DivideElem + SubtractElem>(
+fn check<T: FromBits + ArithElem>(
     spec: AutoBroadcast,
     sa: &[usize],
     sb: &[usize],
@@ -150,25 +150,22 @@ fn check<T: FromBits + DivideElem + SubtractElem>(
         &raw.iter().map(|x| x.wrapping_mul(31)).collect::<Vec<_>>(),
         small,
     );
-    let sub = Subtract {
-        auto_broadcast: spec,
-    };
+    let sub = Binary::new(spec, Subtract);
     prop_assert_eq!(
-        fast_result::<T>(sub.eval(&a, &b)),
-        reference::<T>(spec, &a, &b, |x, y| Ok(T::sub(x, y))),
+        fast_result::<T>(sub.eval_tensors(&a, &b)),
+        reference::<T>(spec, &a, &b, |x, y| T::scalar(Subtract, x, y)),
         "subtract {:?} {:?} {:?}",
         T::TYPE,
         sa,
         sb
     );
     for py in [true, false] {
-        let div = Divide {
-            auto_broadcast: spec,
-            pythondiv: py,
-        };
+        let div = Binary::new(spec, Divide { pythondiv: py });
         prop_assert_eq!(
-            fast_result::<T>(div.eval(&a, &b)),
-            reference::<T>(spec, &a, &b, |x, y| T::div(x, y, py)),
+            fast_result::<T>(div.eval_tensors(&a, &b)),
+            reference::<T>(spec, &a, &b, |x, y| {
+                T::scalar(Divide { pythondiv: py }, x, y)
+            }),
             "divide {:?} py={} {:?} {:?}",
             T::TYPE,
             py,
@@ -225,11 +222,8 @@ proptest! {
 /// The element named by the error of floor division `a / b` (numpy broadcasting), and whether
 /// it is a division by zero (else MIN / -1).
 fn division_error(a: &Tensor, b: &Tensor) -> (Vec<usize>, bool) {
-    let div = Divide {
-        auto_broadcast: AutoBroadcast::Numpy,
-        pythondiv: true,
-    };
-    match div.eval(a, b) {
+    let div = Binary::new(AutoBroadcast::Numpy, Divide { pythondiv: true });
+    match div.eval_tensors(a, b) {
         Err(EvalError::DivisionByZero { index }) => (index, true),
         Err(EvalError::DivisionOverflow { index }) => (index, false),
         other => panic!("{other:?}"),

@@ -7,9 +7,9 @@ use ndarray::{ArrayD, IxDyn};
 use ovir::broadcast::AutoBroadcast;
 use ovir::half::{bf16, f16};
 use ovir::ops::EvalError;
+use ovir::ops::binary::Binary;
+use ovir::ops::binary::arith::{Divide, Subtract};
 use ovir::ops::convert::Convert;
-use ovir::ops::divide::Divide;
-use ovir::ops::subtract::Subtract;
 use ovir::{Element, ElementType, Tensor};
 
 fn t<T: Element>(shape: &[usize], v: &[T]) -> Tensor {
@@ -22,17 +22,12 @@ fn v<T: Element>(x: &Tensor) -> Vec<T> {
 
 const NUMPY: AutoBroadcast = AutoBroadcast::Numpy;
 
-fn div(py: bool) -> Divide {
-    Divide {
-        auto_broadcast: NUMPY,
-        pythondiv: py,
-    }
+fn div(py: bool) -> Binary<Divide> {
+    Binary::new(NUMPY, Divide { pythondiv: py })
 }
 
-fn sub() -> Subtract {
-    Subtract {
-        auto_broadcast: NUMPY,
-    }
+fn sub() -> Binary<Subtract> {
+    Binary::new(NUMPY, Subtract)
 }
 
 #[test]
@@ -40,23 +35,23 @@ fn integer_division_floor_and_trunc() {
     let a = t::<i32>(&[7], &[7, 7, -7, -7, 0, 1, -1]);
     let b = t::<i32>(&[7], &[3, -3, 2, -2, 5, -5, 5]);
     assert_eq!(
-        v::<i32>(&div(true).eval(&a, &b).unwrap()),
+        v::<i32>(&div(true).eval_tensors(&a, &b).unwrap()),
         [2, -3, -4, 3, 0, -1, -1]
     );
     assert_eq!(
-        v::<i32>(&div(false).eval(&a, &b).unwrap()),
+        v::<i32>(&div(false).eval_tensors(&a, &b).unwrap()),
         [2, -2, -3, 3, 0, 0, 0]
     );
     for (py, want) in [(true, -4i64), (false, -3)] {
         let r = div(py)
-            .eval(&t::<i64>(&[], &[-10]), &t::<i64>(&[], &[3]))
+            .eval_tensors(&t::<i64>(&[], &[-10]), &t::<i64>(&[], &[3]))
             .unwrap();
         assert_eq!(v::<i64>(&r), [want]);
     }
     // Unsigned: the plain quotient either way.
     for py in [true, false] {
         let r = div(py)
-            .eval(
+            .eval_tensors(
                 &t::<u32>(&[3], &[4_000_000_000, 4_294_967_295, 16_777_217]),
                 &t::<u32>(&[3], &[2, 2, 1]),
             )
@@ -65,14 +60,14 @@ fn integer_division_floor_and_trunc() {
     }
     // Exact beyond 2^53 and 2^24 (OpenVINO's CPU plugin divides through f32).
     let r = div(true)
-        .eval(
+        .eval_tensors(
             &t::<i64>(&[2], &[9_007_199_254_740_993, i64::MAX]),
             &t::<i64>(&[2], &[1, 1]),
         )
         .unwrap();
     assert_eq!(v::<i64>(&r), [9_007_199_254_740_993, i64::MAX]);
     let r = div(true)
-        .eval(
+        .eval_tensors(
             &t::<i32>(&[2], &[16_777_217, 2_147_483_647]),
             &t::<i32>(&[2], &[1, 1]),
         )
@@ -85,21 +80,21 @@ fn integer_division_errors_name_the_element() {
     let a = t::<i32>(&[2, 2], &[1, 2, 3, 4]);
     let b = t::<i32>(&[2, 2], &[1, 1, 0, 1]);
     assert_eq!(
-        div(true).eval(&a, &b),
+        div(true).eval_tensors(&a, &b),
         Err(EvalError::DivisionByZero { index: vec![1, 0] })
     );
     let a = t::<i8>(&[3], &[5, -128, -128]);
     let b = t::<i8>(&[1], &[-1]);
     assert_eq!(
-        div(false).eval(&a, &b),
+        div(false).eval_tensors(&a, &b),
         Err(EvalError::DivisionOverflow { index: vec![1] })
     );
     assert_eq!(
-        div(true).eval(&t::<i64>(&[], &[i64::MIN]), &t::<i64>(&[], &[-1])),
+        div(true).eval_tensors(&t::<i64>(&[], &[i64::MIN]), &t::<i64>(&[], &[-1])),
         Err(EvalError::DivisionOverflow { index: vec![] })
     );
     assert_eq!(
-        div(true).eval(&t::<u8>(&[1], &[7]), &t::<u8>(&[1], &[0])),
+        div(true).eval_tensors(&t::<u8>(&[1], &[7]), &t::<u8>(&[1], &[0])),
         Err(EvalError::DivisionByZero { index: vec![0] })
     );
 }
@@ -108,7 +103,7 @@ fn integer_division_errors_name_the_element() {
 fn float_division_is_ieee() {
     let a = t::<f32>(&[5], &[123456.789, 10.0, 1.0, -1.0, 0.0]);
     let b = t::<f32>(&[5], &[1.1, 3.0, 0.0, 0.0, 0.0]);
-    let r = v::<f32>(&div(true).eval(&a, &b).unwrap());
+    let r = v::<f32>(&div(true).eval_tensors(&a, &b).unwrap());
     assert_eq!(r[0], 112233.4453125);
     assert_eq!(r[1], 10.0f32 / 3.0);
     assert_eq!(r[2], f32::INFINITY);
@@ -116,7 +111,7 @@ fn float_division_is_ieee() {
     assert!(r[4].is_nan());
     let r = v::<f64>(
         &div(false)
-            .eval(
+            .eval_tensors(
                 &t::<f64>(&[2], &[1.0, 1e300]),
                 &t::<f64>(&[2], &[3.0, 1e-300]),
             )
@@ -126,7 +121,7 @@ fn float_division_is_ieee() {
     // x / -0 is -inf.
     let r = v::<f32>(
         &div(true)
-            .eval(&t::<f32>(&[1], &[1.0]), &t::<f32>(&[1], &[-0.0]))
+            .eval_tensors(&t::<f32>(&[1], &[1.0]), &t::<f32>(&[1], &[-0.0]))
             .unwrap(),
     );
     assert_eq!(r, [f32::NEG_INFINITY]);
@@ -136,7 +131,7 @@ fn float_division_is_ieee() {
 fn half_precision_rounds_once_to_nearest_even() {
     let r = v::<f16>(
         &div(true)
-            .eval(
+            .eval_tensors(
                 &t::<f16>(&[5], &[1.0, 2.0, 1.0, 0.0, 60000.0].map(f16::from_f32)),
                 &t::<f16>(&[5], &[3.0, 3.0, 0.0, 0.0, 0.5].map(f16::from_f32)),
             )
@@ -148,7 +143,7 @@ fn half_precision_rounds_once_to_nearest_even() {
     // bf16: true round-to-nearest-even (1/3 -> 0.333984375), not the reference's quirk.
     let r = v::<bf16>(
         &div(true)
-            .eval(
+            .eval_tensors(
                 &t::<bf16>(&[1], &[bf16::from_f32(1.0)]),
                 &t::<bf16>(&[1], &[bf16::from_f32(3.0)]),
             )
@@ -158,7 +153,7 @@ fn half_precision_rounds_once_to_nearest_even() {
     // f16 overflow and subnormals.
     let r = v::<f16>(
         &sub()
-            .eval(
+            .eval_tensors(
                 &t::<f16>(&[2], &[f16::MAX, f16::from_bits(0x0002)]),
                 &t::<f16>(&[2], &[-f16::MAX, f16::from_bits(0x0001)]),
             )
@@ -173,7 +168,7 @@ fn subtraction_wraps() {
     assert_eq!(
         v::<u8>(
             &sub()
-                .eval(
+                .eval_tensors(
                     &t::<u8>(&[4], &[0, 5, 255, 10]),
                     &t::<u8>(&[4], &[1, 10, 0, 255])
                 )
@@ -184,7 +179,7 @@ fn subtraction_wraps() {
     assert_eq!(
         v::<i8>(
             &sub()
-                .eval(
+                .eval_tensors(
                     &t::<i8>(&[3], &[-128, 127, 0]),
                     &t::<i8>(&[3], &[1, -1, -128])
                 )
@@ -195,7 +190,7 @@ fn subtraction_wraps() {
     assert_eq!(
         v::<i32>(
             &sub()
-                .eval(
+                .eval_tensors(
                     &t::<i32>(&[2], &[i32::MIN, i32::MAX]),
                     &t::<i32>(&[2], &[1, -1])
                 )
@@ -206,7 +201,7 @@ fn subtraction_wraps() {
     assert_eq!(
         v::<u64>(
             &sub()
-                .eval(&t::<u64>(&[1], &[0]), &t::<u64>(&[1], &[1]))
+                .eval_tensors(&t::<u64>(&[1], &[0]), &t::<u64>(&[1], &[1]))
                 .unwrap()
         ),
         [u64::MAX]
@@ -214,14 +209,14 @@ fn subtraction_wraps() {
     assert_eq!(
         v::<i16>(
             &sub()
-                .eval(&t::<i16>(&[2], &[-32768, 100]), &t::<i16>(&[2], &[1, 200]))
+                .eval_tensors(&t::<i16>(&[2], &[-32768, 100]), &t::<i16>(&[2], &[1, 200]))
                 .unwrap()
         ),
         [32767, -100]
     );
     let r = v::<f64>(
         &sub()
-            .eval(
+            .eval_tensors(
                 &t::<f64>(&[2], &[0.1, 1e300]),
                 &t::<f64>(&[2], &[0.2, -1e300]),
             )
@@ -236,7 +231,7 @@ fn broadcasting_modes() {
     let a: Vec<f32> = (0..48).map(|x| x as f32).collect();
     let b: Vec<f32> = (0..35).map(|x| x as f32 * 0.5).collect();
     let r = sub()
-        .eval(&t(&[8, 1, 6, 1], &a), &t(&[7, 1, 5], &b))
+        .eval_tensors(&t(&[8, 1, 6, 1], &a), &t(&[7, 1, 5], &b))
         .unwrap();
     assert_eq!(r.shape(), [8, 7, 6, 5]);
     let r = v::<f32>(&r);
@@ -255,13 +250,17 @@ fn broadcasting_modes() {
     // pdpd, axis 1: B[3,4] applies at A[:, j, k, :].
     let a: Vec<i32> = (0..120).collect();
     let b: Vec<i32> = (0..12).map(|x| x * 1000).collect();
-    let pd = Subtract {
-        auto_broadcast: AutoBroadcast::Pdpd {
+    let pd = Binary::new(
+        AutoBroadcast::Pdpd {
             axis: 1,
             axis_given: true,
         },
-    };
-    let r = v::<i32>(&pd.eval(&t(&[2, 3, 4, 5], &a), &t(&[3, 4], &b)).unwrap());
+        Subtract,
+    );
+    let r = v::<i32>(
+        &pd.eval_tensors(&t(&[2, 3, 4, 5], &a), &t(&[3, 4], &b))
+            .unwrap(),
+    );
     for i in 0..2 {
         for j in 0..3 {
             for k in 0..4 {
@@ -273,30 +272,32 @@ fn broadcasting_modes() {
         }
     }
     // pdpd trailing 1s of B are dropped: B[4,1] at axis -1 (= 2) applies B[k] at A[:,:,k,:].
-    let pd = Subtract {
-        auto_broadcast: AutoBroadcast::Pdpd {
+    let pd = Binary::new(
+        AutoBroadcast::Pdpd {
             axis: -1,
             axis_given: true,
         },
-    };
+        Subtract,
+    );
     let b4: Vec<i32> = vec![1, 2, 3, 4];
-    let r = v::<i32>(&pd.eval(&t(&[2, 3, 4, 5], &a), &t(&[4, 1], &b4)).unwrap());
+    let r = v::<i32>(
+        &pd.eval_tensors(&t(&[2, 3, 4, 5], &a), &t(&[4, 1], &b4))
+            .unwrap(),
+    );
     assert_eq!(r[5], a[5] - 2);
     // none requires equal shapes; zero-size dims broadcast like numpy.
-    let none = Subtract {
-        auto_broadcast: AutoBroadcast::None,
-    };
+    let none = Binary::new(AutoBroadcast::None, Subtract);
     assert!(matches!(
-        none.eval(&t::<f32>(&[2], &[1.0, 2.0]), &t::<f32>(&[1], &[1.0])),
+        none.eval_tensors(&t::<f32>(&[2], &[1.0, 2.0]), &t::<f32>(&[1], &[1.0])),
         Err(EvalError::Shapes { .. })
     ));
     let r = sub()
-        .eval(&t::<f32>(&[1], &[1.0]), &t::<f32>(&[0], &[]))
+        .eval_tensors(&t::<f32>(&[1], &[1.0]), &t::<f32>(&[0], &[]))
         .unwrap();
     assert_eq!(r.shape(), [0]);
     // Rank 0 with rank 8.
     let r = sub()
-        .eval(
+        .eval_tensors(
             &t::<u16>(&[], &[10]),
             &t::<u16>(&[1, 1, 1, 1, 1, 1, 1, 2], &[3, 4]),
         )
@@ -307,7 +308,7 @@ fn broadcasting_modes() {
 
 #[test]
 fn mismatched_types_are_refused() {
-    let e = sub().eval(&t::<f32>(&[1], &[1.0]), &t::<i32>(&[1], &[1]));
+    let e = sub().eval_tensors(&t::<f32>(&[1], &[1.0]), &t::<i32>(&[1], &[1]));
     assert_eq!(e, Err(EvalError::Types(ElementType::F32, ElementType::I32)));
 }
 
@@ -315,7 +316,7 @@ fn convert(to: ElementType, x: &Tensor) -> Tensor {
     Convert {
         destination_type: to,
     }
-    .eval(x)
+    .eval_tensor(x)
     .unwrap()
 }
 

@@ -38,10 +38,7 @@ fn run_sample(dir: &Path) -> Result<(), String> {
         // A float32 file feeds a bf16 input, as `ovir run` does it.
         let want = (0..g.inputs.len())
             .find(|&i| g.input_names(i).contains(&name.as_str()))
-            .and_then(|i| match &g.nodes[g.inputs[i]].op {
-                ovir::ops::Op::Parameter(p) => Some(p.element_type),
-                _ => None,
-            });
+            .and_then(|i| g.nodes[g.inputs[i]].parameter().map(|p| p.element_type));
         let t = npy::read(&path, u64::MAX).map_err(|e| e.to_string())?;
         inputs.push((InputKey::Name(name), npy::for_input(t, want)));
     }

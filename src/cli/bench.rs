@@ -85,10 +85,17 @@ pub fn bench(args: &BenchArgs) -> ExitStatus {
         eprintln!("error: --iterations must be at least 1");
         return ExitStatus::Error;
     }
+    if args.threads == Some(0) {
+        eprintln!("error: --threads must be at least 1 (leave it out to use one thread per core)");
+        return ExitStatus::Error;
+    }
     let model = match load_model(&args.model, args.weights.as_deref(), args.input.max_memory) {
         Ok(m) => m,
         Err(status) => return status,
     };
+    if let Err(status) = super::run::ready(&model, &args.input) {
+        return status;
+    }
     let random = args.input.random_inputs
         || (args.input.inputs.is_empty() && args.input.input_dir.is_none());
     let inputs: Vec<(ovir::InputKey, Arc<ovir::Tensor>)> = match gather(&model, &args.input, random)

@@ -38,18 +38,56 @@ pub struct CheckArgs {
     /// name is any tensor name of the input, or its layer name).
     #[arg(long, value_name = "NAME=SHAPE", value_parser = parse_shape_arg)]
     pub shape: Vec<(String, PartialShape)>,
+    /// The weights file (default: the .bin beside each .xml). With several models, give one
+    /// --weights per model, in the same order.
+    #[arg(long, value_name = "BIN")]
+    pub weights: Vec<PathBuf>,
+    /// Report layers whose op ovir does not implement as errors (E208), for CI that wants
+    /// full coverage; by default they are listed in a summary and do not fail the check.
+    #[arg(long)]
+    pub deny_unknown: bool,
 }
 
 pub fn check(args: &CheckArgs) -> ExitStatus {
-    let options = CheckOptions {
-        shapes: args.shape.clone(),
-        weights: None,
-    };
+    if !args.weights.is_empty() && args.weights.len() != args.models.len() {
+        eprintln!(
+            "error: {} --weights for {} models: give one --weights per model, in the same order",
+            args.weights.len(),
+            args.models.len()
+        );
+        return ExitStatus::Error;
+    }
     let reports: Vec<FileReport> = args
         .models
         .iter()
-        .map(|m| check_file(m, &options))
+        .enumerate()
+        .map(|(k, m)| {
+            let options = CheckOptions {
+                shapes: args.shape.clone(),
+                weights: args.weights.get(k).cloned(),
+                deny_unknown: args.deny_unknown,
+            };
+            check_file(m, &options)
+        })
         .collect();
+    // A --shape name that no model has is a usage error: nothing is reported.
+    let unmatched: Vec<&String> = args
+        .shape
+        .iter()
+        .map(|(n, _)| n)
+        .filter(|n| {
+            reports
+                .iter()
+                .all(|r| r.unreadable || r.unmatched_shapes.contains(n))
+        })
+        .filter(|_| reports.iter().any(|r| !r.unreadable))
+        .collect();
+    if !unmatched.is_empty() {
+        for n in &unmatched {
+            eprintln!("error: --shape {n}: no input of the checked models has this name");
+        }
+        return ExitStatus::Error;
+    }
     let (errors, warnings) = reports.iter().fold((0, 0), |(e, w), r| {
         (e + r.count(Severity::Error), w + r.count(Severity::Warning))
     });
@@ -59,20 +97,7 @@ pub fn check(args: &CheckArgs) -> ExitStatus {
         CheckFormat::Github => github(&reports),
     };
     let printed = print_stdout(&text);
-
-    let unmatched: Vec<&String> = args
-        .shape
-        .iter()
-        .map(|(n, _)| n)
-        .filter(|n| reports.iter().all(|r| r.unmatched_shapes.contains(n)))
-        .collect();
-    for n in &unmatched {
-        eprintln!("error: --shape {n}: no input of the checked models has this name");
-    }
-    if printed != ExitStatus::Success
-        || !unmatched.is_empty()
-        || reports.iter().any(|r| r.unreadable)
-    {
+    if printed != ExitStatus::Success || reports.iter().any(|r| r.unreadable) {
         ExitStatus::Error
     } else if errors > 0 || (args.deny_warnings && warnings > 0) {
         ExitStatus::Findings
@@ -95,7 +120,42 @@ fn text(reports: &[FileReport], errors: usize, warnings: usize) -> String {
             .iter()
             .flat_map(|r| r.diagnostics.iter().map(|d| (d.severity, &d.error))),
     );
+    for r in reports.iter().filter(|r| !r.opaque.is_empty()) {
+        let layers: usize = r.opaque.iter().map(|u| u.count).sum();
+        let _ = writeln!(
+            out,
+            "{}: note: {} of {} ovir does not implement; their outputs were taken as declared:",
+            r.file.display(),
+            plural(layers, "layer"),
+            plural(r.opaque.len(), "op type"),
+        );
+        let w = r.opaque.iter().map(|u| u.op.len()).max().unwrap_or(0);
+        let wc = r
+            .opaque
+            .iter()
+            .map(|u| u.count.to_string().len())
+            .max()
+            .unwrap_or(0);
+        for u in &r.opaque {
+            let at = u
+                .first
+                .map_or_else(String::new, |p| format!("line {}:{}, ", p.line, p.col));
+            let _ = writeln!(
+                out,
+                "  {:<w$}  {:>wc$}  first at {at}{}",
+                u.op, u.count, u.first_layer
+            );
+        }
+    }
     let files = plural(reports.len(), "file");
+    let unknown: usize = reports.iter().map(|r| r.opaque.len()).sum();
+    let files = if unknown > 0 {
+        format!(
+            "{files}; op types ovir does not implement are listed above, --deny-unknown makes them errors"
+        )
+    } else {
+        files
+    };
     if errors == 0 && warnings == 0 {
         let _ = writeln!(out, "All checks passed ({files}).");
     } else {
@@ -115,7 +175,19 @@ struct JsonReport<'a> {
     version: u32,
     files: Vec<String>,
     diagnostics: Vec<JsonDiagnostic<'a>>,
+    /// Op types ovir does not implement, per file (empty with --deny-unknown).
+    unimplemented: Vec<JsonOpaque<'a>>,
     summary: JsonSummary,
+}
+
+#[derive(Serialize)]
+struct JsonOpaque<'a> {
+    file: String,
+    op: &'a str,
+    layers: usize,
+    line: Option<u32>,
+    col: Option<u32>,
+    first_layer: &'a ovir::LayerRef,
 }
 
 #[derive(Serialize)]
@@ -167,6 +239,19 @@ fn json(reports: &[FileReport], errors: usize, warnings: usize) -> String {
                         layer: at.and_then(|a| a.layer.as_ref()),
                         port: at.and_then(|a| a.port.as_ref()),
                     }
+                })
+            })
+            .collect(),
+        unimplemented: reports
+            .iter()
+            .flat_map(|r| {
+                r.opaque.iter().map(move |u| JsonOpaque {
+                    file: r.file.display().to_string(),
+                    op: &u.op,
+                    layers: u.count,
+                    line: u.first.map(|p| p.line),
+                    col: u.first.map(|p| p.col),
+                    first_layer: &u.first_layer,
                 })
             })
             .collect(),
@@ -224,6 +309,21 @@ fn github(reports: &[FileReport]) -> String {
                 let _ = write!(msg, "\nhelp: {h}");
             }
             let _ = writeln!(out, "::{level} {props}::{}", gh_data(&msg));
+        }
+        for u in &r.opaque {
+            let mut props = format!("file={}", gh_prop(&r.file.display().to_string()));
+            if let Some(p) = u.first {
+                let _ = write!(props, ",line={},col={}", p.line, p.col);
+            }
+            let _ = write!(props, ",title={}", gh_prop("ovir: not implemented"));
+            let msg = format!(
+                "{}: ovir does not implement {} ({} layer{}); checked around them from their declared outputs",
+                u.first_layer,
+                u.op,
+                u.count,
+                if u.count == 1 { "" } else { "s" }
+            );
+            let _ = writeln!(out, "::notice {props}::{}", gh_data(&msg));
         }
     }
     out

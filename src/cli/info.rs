@@ -110,10 +110,26 @@ fn render_text(info: &Info) -> String {
     let _ = writeln!(out, "  weights     {weights}");
     tensor_table(&mut out, "inputs", &info.inputs);
     tensor_table(&mut out, "outputs", &info.outputs);
-    let _ = writeln!(out, "\nlayers ({})", info.layers);
-    let w = info.ops.keys().map(|k| k.len()).max().unwrap_or(0);
-    for (op, count) in &info.ops {
-        let _ = writeln!(out, "  {op:<w$}  {count}");
+    let opaque: usize = info.ops.iter().filter(|o| !o.runs).map(|o| o.layers).sum();
+    if opaque == 0 {
+        let _ = writeln!(out, "\nlayers ({}; ovir runs every op)", info.layers);
+    } else {
+        let _ = writeln!(
+            out,
+            "\nlayers ({}; {opaque} of op types ovir does not run)",
+            info.layers
+        );
+    }
+    let w = info.ops.iter().map(|o| o.op.len()).max().unwrap_or(0);
+    let wc = info
+        .ops
+        .iter()
+        .map(|o| o.layers.to_string().len())
+        .max()
+        .unwrap_or(0);
+    for o in &info.ops {
+        let note = if o.runs { "" } else { "  not run by ovir" };
+        let _ = writeln!(out, "  {:<w$}  {:>wc$}{note}", o.op, o.layers);
     }
     if info.dead_layers.is_empty() {
         let _ = writeln!(out, "\ndead layers: none");

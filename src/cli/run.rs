@@ -6,7 +6,6 @@ use clap::Args;
 use ovir::check::parse_shape_arg;
 use ovir::io::dump::Dump;
 use ovir::io::{compare, npy, random, text};
-use ovir::ops::Op;
 use ovir::shape::PartialShape;
 use ovir::{ElementType, InputKey, Severity, Tensor};
 
@@ -27,7 +26,8 @@ pub struct InputArgs {
     /// A folder holding `<input name>.npy` for every input.
     #[arg(long = "inputs", value_name = "DIR")]
     pub input_dir: Option<PathBuf>,
-    /// Run on random inputs (floats in [-8, 8), non-zero integers) instead of files.
+    /// Run on random inputs (floats in [-8, 8), non-zero integers, booleans) for every input
+    /// not given by -i or --inputs.
     #[arg(long)]
     pub random_inputs: bool,
     /// Seed for random inputs (default 0).
@@ -77,14 +77,28 @@ fn fail(msg: impl std::fmt::Display) -> ExitStatus {
     ExitStatus::Error
 }
 
-/// A `.npy` file as an input of element type `want` (float32 files feed bf16 inputs).
+/// A `.npy` file as an input of element type `want` (float32 files feed bf16 inputs). An
+/// array larger than what is left of the memory budget is refused before it is read (E604).
 fn load_input(
     path: &Path,
     want: Option<ElementType>,
     budget: &mut Budget,
-) -> Result<Tensor, String> {
+) -> Result<Tensor, ExitStatus> {
     let left = budget.limit.saturating_sub(budget.in_use).min(ARRAY_LIMIT);
-    let t = npy::read(path, left).map_err(|e| format!("{}: {e}", path.display()))?;
+    let t = npy::read(path, left).map_err(|e| match npy::data_bytes(path) {
+        Some(needed) if needed > left && left < ARRAY_LIMIT => {
+            let kind = ovir::ErrorKind::MemoryBudget {
+                what: "input",
+                needed,
+                in_use: budget.in_use,
+                limit: budget.limit,
+            };
+            let at = ovir::Location::file(&std::sync::Arc::from(path));
+            eprint!("{}", render_errors(&ovir::Error::at(kind, at)));
+            ExitStatus::Error
+        }
+        _ => fail(format!("{}: {e}", path.display())),
+    })?;
     let t = npy::for_input(t, want);
     budget.add(t.bytes());
     Ok(t)
@@ -108,20 +122,8 @@ pub fn run(args: &RunArgs) -> ExitStatus {
         Ok(m) => m,
         Err(status) => return status,
     };
-    // Declared-dim mismatches and other findings: warnings; the run goes on.
-    let (_, findings) = model.infer();
-    let warnings: Vec<_> = findings
-        .iter()
-        .filter(|d| !matches!(d.error.code(), "W301" | "W302"))
-        .collect();
-    if !warnings.is_empty() {
-        eprint!(
-            "{}",
-            render(warnings.iter().map(|d| (Severity::Warning, &d.error)))
-        );
-    }
-    if args.input.seed.is_some() && !args.input.random_inputs {
-        return fail("--seed needs --random-inputs");
+    if let Err(status) = ready(&model, &args.input) {
+        return status;
     }
     let bound = match gather(&model, &args.input, args.input.random_inputs) {
         Ok(b) => b,
@@ -168,6 +170,66 @@ pub fn run(args: &RunArgs) -> ExitStatus {
     }
 }
 
+/// Whether the model can run, before any input is read: every live layer is one ovir runs
+/// (else E605), inference finds no error (declared-dim mismatches excepted: OpenVINO ignores
+/// declared dims, so they are printed and the run goes on), and the input flags fit together.
+pub fn ready(model: &ovir::Model, args: &InputArgs) -> Result<(), ExitStatus> {
+    if let Err(e) = model.runnable() {
+        eprint!("{}", render_errors(&e));
+        return Err(ExitStatus::Error);
+    }
+    let g = model.graph();
+    for (n, _) in &args.shape {
+        if !(0..g.inputs.len()).any(|i| g.input_names(i).contains(&n.as_str())) {
+            return Err(fail(format!(
+                "--shape {n}: the model has no input of this name"
+            )));
+        }
+    }
+    if args.seed.is_some() && !args.random_inputs {
+        return Err(fail("--seed needs --random-inputs"));
+    }
+    let (_, findings) = model.infer();
+    // Declared port dims that differ from the inferred shapes: OpenVINO ignores them, and so
+    // does a run (`check` reports each).
+    let declared = |code: &str| matches!(code, "E504" | "E505" | "W501" | "W503");
+    let errors: Vec<_> = findings
+        .iter()
+        .filter(|d| d.severity == Severity::Error && !declared(d.error.code()))
+        .collect();
+    if !errors.is_empty() {
+        eprint!("{}", render(errors.iter().map(|d| (d.severity, &d.error))));
+        eprintln!(
+            "error: the model has {} type or shape error{} (above); it cannot run",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        );
+        return Err(ExitStatus::Error);
+    }
+    let warnings: Vec<_> = findings
+        .iter()
+        .filter(|d| d.severity == Severity::Warning && !declared(d.error.code()))
+        .filter(|d| !matches!(d.error.code(), "W301" | "W302"))
+        .collect();
+    if !warnings.is_empty() {
+        eprint!(
+            "{}",
+            render(warnings.iter().map(|d| (d.severity, &d.error)))
+        );
+    }
+    let ports = findings.iter().filter(|d| declared(d.error.code())).count();
+    if ports > 0 {
+        eprintln!(
+            "warning: {ports} port{} of {} declare{} dims or a precision other than inferred; OpenVINO ignores them and so does the run (`ovir check {}` lists them)",
+            if ports == 1 { "" } else { "s" },
+            g.file.display(),
+            if ports == 1 { "s" } else { "" },
+            g.file.display()
+        );
+    }
+    Ok(())
+}
+
 /// Compares the outputs with `dir`'s files and prints the report.
 fn expect(args: &RunArgs, dir: &Path, outputs: &[ovir::Output]) -> ExitStatus {
     let report = match compare::compare_outputs(
@@ -204,10 +266,7 @@ pub fn gather(
     random: bool,
 ) -> Result<Vec<(InputKey, Tensor)>, ExitStatus> {
     let g = model.graph();
-    let element_type = |i: usize| match &g.nodes[g.inputs[i]].op {
-        Op::Parameter(p) => Some(p.element_type),
-        _ => None,
-    };
+    let element_type = |i: usize| g.nodes[g.inputs[i]].parameter().map(|p| p.element_type);
     let find = |name: &str| (0..g.inputs.len()).find(|&i| g.input_names(i).contains(&name));
 
     let mut bound: Vec<(InputKey, Tensor)> = Vec::new();
@@ -216,6 +275,8 @@ pub fn gather(
         in_use: 0,
     };
     let mut position = 0;
+    // Which -i gave each input, to name both when one is given twice.
+    let mut given: Vec<Option<&str>> = vec![None; g.inputs.len()];
     for spec in &args.inputs {
         let (key, file) = match spec.split_once('=') {
             Some((name, file)) => (InputKey::Name(name.to_owned()), file),
@@ -228,10 +289,19 @@ pub fn gather(
             InputKey::Name(n) => find(n),
             InputKey::Index(i) => Some(*i).filter(|&i| i < g.inputs.len()),
         };
-        match load_input(Path::new(file), index.and_then(element_type), &mut budget) {
-            Ok(t) => bound.push((key, t)),
-            Err(e) => return Err(fail(e)),
+        if let Some(i) = index {
+            if let Some(first) = given[i] {
+                let name = g.input_names(i).first().copied().unwrap_or_default();
+                return Err(fail(format!(
+                    "input {name:?} is given twice: by -i {first} and by -i {spec}"
+                )));
+            }
+            given[i] = Some(spec);
         }
+        bound.push((
+            key,
+            load_input(Path::new(file), index.and_then(element_type), &mut budget)?,
+        ));
     }
     if let Some(dir) = &args.input_dir {
         for i in 0..g.inputs.len() {
@@ -258,18 +328,25 @@ pub fn gather(
                         .join(", ")
                 )));
             };
-            match load_input(&path, element_type(i), &mut budget) {
-                Ok(t) => bound.push((InputKey::Index(i), t)),
-                Err(e) => return Err(fail(e)),
-            }
+            bound.push((
+                InputKey::Index(i),
+                load_input(&path, element_type(i), &mut budget)?,
+            ));
         }
     }
     if random {
         let mut rng = random::Rng::new(args.seed.unwrap_or(0));
         for i in 0..g.inputs.len() {
+            // Random values for the inputs no file gives.
+            if bound.iter().any(|(k, _)| match k {
+                InputKey::Index(j) => *j == i,
+                InputKey::Name(n) => find(n) == Some(i),
+            }) {
+                continue;
+            }
             let names = g.input_names(i);
             let name = names.first().copied().unwrap_or_default();
-            let Op::Parameter(p) = &g.nodes[g.inputs[i]].op else {
+            let Some(p) = g.nodes[g.inputs[i]].parameter() else {
                 continue;
             };
             let given = args
@@ -304,13 +381,5 @@ pub fn gather(
             bound.push((InputKey::Index(i), t));
         }
     }
-    for (n, _) in &args.shape {
-        if find(n).is_none() {
-            return Err(fail(format!(
-                "--shape {n}: the model has no input of this name"
-            )));
-        }
-    }
-
     Ok(bound)
 }

@@ -1,5 +1,6 @@
-//! Fusion of elementwise layers: a chain (or tree) of Subtract/Divide layers whose
-//! intermediates have no other consumer runs as one pass over cache-sized tiles
+//! Fusion of elementwise layers: a chain (or tree) of fusable layers (ops whose
+//! [`Op::fusable`](crate::ops::Op::fusable) says how) whose intermediates have no other
+//! consumer runs as one pass over cache-sized tiles
 //! ([`kernel::fused`]), and the result is written over a dead input's buffer when one has the
 //! output's shape and type (in-place execution). Results are bit-identical to running the
 //! layers one by one, errors included: the group reports the first layer that fails, at its
@@ -9,22 +10,24 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{Value, Values, eval_error, internal, output_fits};
+use super::{Values, eval_error, eval_with, internal, output_fits};
+use crate::broadcast::AutoBroadcast;
 use crate::error::Error;
 use crate::graph::{Graph, Src as Source};
 use crate::memory::Budget;
-use crate::ops::kernel::{self, Link, Operand, Step};
-use crate::ops::{Arith, Elementwise, EvalError};
-use crate::tensor::{Element, Tensor};
+use crate::ops::EvalError;
+use crate::ops::binary::{ArithOp, Fusable, step_kernel};
+use crate::ops::kernel::{self, Link, Operand, Step, StepKernel};
+use crate::tensor::{Element, Tensor, Value};
 
 /// The most layers one group holds. Each member keeps a tile buffer, so the tiles of a group
 /// stay in the L1/L2 cache, and looking members up within a group stays cheap; a longer chain
 /// (a hostile IR may hold a million) runs as consecutive groups.
 pub const MAX_GROUP: usize = 16;
 
-/// For each node, the node whose group it is computed with: itself, unless it is an
-/// elementwise layer whose only live consumer is another elementwise layer reading it once
-/// and that layer's group is not full ([`MAX_GROUP`]).
+/// For each node, the node whose group it is computed with: itself, unless it is a fusable
+/// layer whose only live consumer is another fusable layer reading it once and that layer's
+/// group is not full ([`MAX_GROUP`]).
 pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
     let mut root: Vec<usize> = (0..g.nodes.len()).collect();
     if !fuse {
@@ -35,12 +38,12 @@ pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
     // settled before its producers look it up.
     for &i in g.order.iter().rev() {
         let node = &g.nodes[i];
-        if dead[i] || node.op.elementwise().is_none() || node.outputs.len() != 1 {
+        if dead[i] || node.op.fusable().is_none() || node.outputs.len() != 1 {
             continue;
         }
         let mut live = node.outputs[0].consumers.iter().filter(|(c, _)| !dead[*c]);
         if let (Some(&(c, _)), None) = (live.next(), live.next())
-            && g.nodes[c].op.elementwise().is_some()
+            && g.nodes[c].op.fusable().is_some()
             && size[root[c]] < MAX_GROUP
         {
             root[i] = root[c];
@@ -79,12 +82,13 @@ pub(super) fn run(
     // Operands: earlier members, or leaves (values computed outside the group).
     let mut leaves: Vec<Source> = Vec::new();
     let mut operands: Vec<[Operand; 2]> = Vec::with_capacity(members.len());
-    let mut kinds = Vec::with_capacity(members.len());
+    let mut kinds: Vec<(AutoBroadcast, &dyn Fusable)> = Vec::with_capacity(members.len());
     for &m in members {
         let node = &g.nodes[m];
-        let Some((spec, kind)) = node.op.elementwise() else {
+        let Some(f) = node.op.fusable() else {
             return Err((m, missing()));
         };
+        let (spec, kind) = (f.auto_broadcast(), f);
         let mut ops = [Operand::Leaf(0); 2];
         for (o, p) in ops.iter_mut().zip(&node.inputs) {
             *o = match members.iter().position(|&x| x == p.source.node) {
@@ -171,33 +175,49 @@ pub(super) fn run(
         Some((_, t)) => budget.remove(t.bytes()),
         None => output_fits(budget, g, root, ty, out_shape.iter().product())?,
     }
-    let kinds: Vec<Elementwise> = kinds.into_iter().map(|(_, k)| k).collect();
+    let kinds: Vec<&dyn Fusable> = kinds.into_iter().map(|(_, k)| k).collect();
     let fail = |f: kernel::Failure| {
         let m = members[f.step];
         (m, eval_error(g, m, f.to_eval(&out_shape)))
     };
-    crate::dispatch!(ty, T => compute::<T>(&steps, &kinds, &tensors, reuse, &out_shape).map_err(|e| match e {
+    crate::dispatch!(numeric: ty, T => compute::<T>(&steps, &kinds, &tensors, reuse, &out_shape).map_err(|e| match e {
         Stop::Failed(f) => fail(f),
-        Stop::Eval(e) => (root, eval_error(g, root, e)),
+        Stop::Eval(e, k) => (members[k], eval_error(g, members[k], e)),
     }), _ => {
         let m = members[0];
-        Err((m, eval_error(g, m, EvalError::UnsupportedType { op: g.nodes[m].op.name(), ty })))
+        Err((m, eval_error(g, m, EvalError::UnsupportedType { op: g.nodes[m].op.name().to_owned(), ty })))
     })
 }
 
 enum Stop {
     Failed(kernel::Failure),
-    Eval(EvalError),
+    /// An error, at a step.
+    Eval(EvalError, usize),
 }
 
-fn compute<T: Arith>(
+fn compute<T: Element + kernel::Chain>(
     steps: &[Step],
-    kinds: &[Elementwise],
+    kinds: &[&dyn Fusable],
     tensors: &[Option<Value<'_>>],
     reuse: Option<(usize, Tensor)>,
     out_shape: &[usize],
 ) -> Result<Arc<Tensor>, Stop> {
-    let internal = || Stop::Eval(EvalError::Internal("a fused input has another type"));
+    let last = steps.len().saturating_sub(1);
+    let internal = || Stop::Eval(EvalError::Internal("a fused input has another type"), last);
+    let kernels: Vec<Box<dyn StepKernel<T>>> = kinds
+        .iter()
+        .enumerate()
+        .map(|(k, f)| {
+            step_kernel::<T>(*f).ok_or(Stop::Eval(
+                EvalError::UnsupportedType {
+                    op: "this layer".into(),
+                    ty: T::TYPE,
+                },
+                k,
+            ))
+        })
+        .collect::<Result<_, _>>()?;
+    let kernels: Vec<&dyn StepKernel<T>> = kernels.iter().map(|k| &**k).collect();
     let reuse = match reuse {
         Some((l, t)) => Some((l, owned_vec::<T>(t).ok_or_else(internal)?)),
         None => None,
@@ -217,10 +237,7 @@ fn compute<T: Arith>(
         steps,
         &leaves,
         reuse,
-        // Inlined into each run's loop: a call between runs costs stores that wait behind
-        // the run's non-temporal stores (runs of 100 measured 1.1-1.3x slower without).
-        #[inline(always)]
-        |k, x, y, o| kinds[k].run(x, y, o),
+        &kernels,
         links.as_ref().map(|(f, l)| (*f, l.as_slice())),
     )
     .map_err(Stop::Failed)?;
@@ -231,7 +248,7 @@ fn compute<T: Arith>(
 
 /// How each step combines the running value with its other operand, if the steps form a
 /// linear chain (each reads the step before it and one leaf); `None` otherwise.
-fn links(steps: &[Step], kinds: &[Elementwise]) -> Option<Vec<Link>> {
+fn links(steps: &[Step], kinds: &[&dyn Fusable]) -> Option<Vec<Link>> {
     steps
         .iter()
         .zip(kinds)
@@ -243,11 +260,10 @@ fn links(steps: &[Step], kinds: &[Elementwise]) -> Option<Vec<Link>> {
                 (Operand::Leaf(_), Operand::Step(j)) if j + 1 == k => false,
                 _ => return None,
             };
-            Some(match (kind, acc_first) {
-                (Elementwise::Subtract, true) => Link::Sub,
-                (Elementwise::Subtract, false) => Link::SubFrom,
-                (Elementwise::Divide { .. }, true) => Link::Div,
-                (Elementwise::Divide { .. }, false) => Link::DivInto,
+            let op: ArithOp = kind.chain_op()?;
+            Some(Link {
+                op,
+                other_is_a: !acc_first,
             })
         })
         .collect()
@@ -281,29 +297,22 @@ pub(super) fn one_by_one(
     let mut local: HashMap<usize, Arc<Tensor>> = HashMap::new();
     let mut last = None;
     for &m in members {
-        let node = &g.nodes[m];
-        let arg = |j: usize| -> Result<Arc<Tensor>, (usize, Error)> {
-            let src = node.inputs[j].source;
-            match local.get(&src.node) {
-                Some(t) => Ok(t.clone()),
-                None => values[src.node][src.port]
-                    .as_ref()
-                    .ok_or_else(|| internal(g, m, "an input was not computed"))
-                    .and_then(|v| v.tensor(g, &budget)),
-            }
-            .map_err(|e| (m, e))
-        };
-        let (a, b) = (arg(0)?, arg(1)?);
-        let Some((spec, kind)) = node.op.elementwise() else {
-            return Err((m, internal(g, m, "not an elementwise layer")));
-        };
-        if let Some(plan) = crate::broadcast::Plan::new(spec, a.shape(), b.shape()) {
-            output_fits(&budget, g, m, a.element_type(), plan.len())?;
-        }
-        let t = kind
-            .eval(spec, &a, &b)
-            .map_err(|e| (m, eval_error(g, m, e)))?;
-        let t = Arc::new(t);
+        let inputs = g.nodes[m]
+            .inputs
+            .iter()
+            .map(|p| match local.get(&p.source.node) {
+                Some(t) => Ok(Value::Tensor(t.clone())),
+                None => values[p.source.node][p.source.port]
+                    .clone()
+                    .ok_or_else(|| (m, internal(g, m, "an input was not computed"))),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let out = eval_with(g, m, &inputs, &budget).map_err(|e| (m, e))?;
+        let t = Arc::new(
+            out.into_iter()
+                .next()
+                .ok_or_else(|| (m, internal(g, m, "a layer made no output")))?,
+        );
         budget.add(t.bytes());
         local.insert(m, t.clone());
         last = Some(t);

@@ -1,19 +1,26 @@
 //! Stage 4: execution. Runs a validated graph on input tensors in topological order: dead
 //! layers are skipped, chains of elementwise layers run fused and in place when they can
-//! (`group.rs`), a tensor is freed after its last use, Results share their producer's tensor.
+//! (`group.rs`), constant subgraphs are computed once per model and kept (`fold.rs`), a tensor
+//! is freed after its last use, Results share their producer's tensor. Each layer is computed
+//! by its op ([`Op::eval`](crate::ops::Op::eval)); what the graph does itself is by role
+//! (inputs, Consts, outputs). A model with a live layer ovir does not implement is refused
+//! before anything runs.
 
+pub mod fold;
 mod group;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::error::{Error, ErrorKind};
+pub use fold::Folded;
+
+use crate::error::{Error, ErrorKind, OpaqueUse};
 use crate::graph::{Graph, Node};
 use crate::memory::Budget;
 use crate::model::Model;
-use crate::ops::{EvalError, Op};
+use crate::ops::{EvalCx, Role};
 use crate::shape::PartialShape;
-use crate::tensor::Tensor;
+use crate::tensor::{Mapped, Tensor, Value};
 
 /// How an input is named when binding: by a tensor or layer name, or by position.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,9 +91,10 @@ impl Model {
         &self,
         inputs: impl IntoIterator<Item = (K, Tensor)>,
     ) -> Result<Vec<Output>, Error> {
+        self.runnable()?;
         let g = self.graph();
         let bound = bind(g, inputs.into_iter().map(|(k, t)| (k, Arc::new(t))))?;
-        execute(g, bound, self.memory_limit(), None)
+        execute(g, bound, self.memory_limit(), Some(self.folded()?), None)
     }
 
     /// Runs the model on shared input tensors, which are not copied (for repeated runs on the
@@ -95,23 +103,71 @@ impl Model {
         &self,
         inputs: impl IntoIterator<Item = (K, Arc<Tensor>)>,
     ) -> Result<Vec<Output>, Error> {
+        self.runnable()?;
         let g = self.graph();
         let bound = bind(g, inputs)?;
-        execute(g, bound, self.memory_limit(), None)
+        execute(g, bound, self.memory_limit(), Some(self.folded()?), None)
     }
 
     /// Runs the model like [`Model::run`], showing `observe` every layer output (Parameters,
     /// Consts and computed layers; not Results) as soon as it is computed, in execution order.
-    /// An error from `observe` stops the run. Layers are not fused, so that each output is seen.
+    /// An error from `observe` stops the run. Layers are not fused and constant subgraphs are
+    /// computed again, so that each output is seen (a Const of a packed type such as u4 is not
+    /// shown: no tensor holds it).
     pub fn run_observed<K: Into<InputKey>>(
         &self,
         inputs: impl IntoIterator<Item = (K, Tensor)>,
         mut observe: impl FnMut(Produced<'_>) -> Result<(), Error>,
     ) -> Result<Vec<Output>, Error> {
+        self.runnable()?;
         let g = self.graph();
         let bound = bind(g, inputs.into_iter().map(|(k, t)| (k, Arc::new(t))))?;
-        execute(g, bound, self.memory_limit(), Some(&mut observe))
+        execute(g, bound, self.memory_limit(), None, Some(&mut observe))
     }
+
+    /// The op types of live layers ovir does not implement, with their counts and first
+    /// layers, in order of first appearance (empty when the model runs).
+    pub fn unimplemented(&self) -> Vec<OpaqueUse> {
+        let g = self.graph();
+        let mut dead = vec![false; g.nodes.len()];
+        for &i in &g.dead {
+            dead[i] = true;
+        }
+        opaque_uses(g, |i| !dead[i])
+    }
+
+    /// Whether every live layer is one ovir runs: else error E605 naming every op type it does
+    /// not implement (with counts and first line:col), before any input is read.
+    pub fn runnable(&self) -> Result<(), Error> {
+        let ops = self.unimplemented();
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let at = crate::error::Location::file(&self.graph().file);
+        Err(Error::at(ErrorKind::CannotRun { ops }, at))
+    }
+}
+
+/// The opaque layers among those `keep` accepts, grouped by op, in XML order of their first.
+pub fn opaque_uses(g: &Graph, keep: impl Fn(usize) -> bool) -> Vec<OpaqueUse> {
+    let mut uses: Vec<OpaqueUse> = Vec::new();
+    for (i, n) in g.nodes.iter().enumerate() {
+        let Some(o) = n.opaque() else { continue };
+        if !keep(i) {
+            continue;
+        }
+        let title = o.title();
+        match uses.iter_mut().find(|u| u.op == title) {
+            Some(u) => u.count += 1,
+            None => uses.push(OpaqueUse {
+                op: title,
+                count: 1,
+                first: Some(n.pos),
+                first_layer: n.layer_ref(),
+            }),
+        }
+    }
+    uses
 }
 
 /// Binds inputs to Parameters and checks their types and shapes (every problem at once).
@@ -156,7 +212,7 @@ fn bind<K: Into<InputKey>>(
             errors.push(Error::new(ErrorKind::InputGivenTwice { name: display(i) }));
             continue;
         }
-        if let Op::Parameter(p) = &g.nodes[g.inputs[i]].op {
+        if let Some(p) = g.nodes[g.inputs[i]].parameter() {
             let at = g.locate(g.inputs[i], None);
             if p.element_type != crate::ElementType::Dynamic
                 && tensor.element_type() != p.element_type
@@ -201,53 +257,6 @@ fn bind<K: Into<InputKey>>(
 /// What [`Model::run_observed`] shows each layer output to.
 type Observer<'o> = dyn FnMut(Produced<'_>) -> Result<(), Error> + 'o;
 
-/// A computed value: a tensor, or a Const's bytes in the memory-mapped weights file, which
-/// elementwise layers read in place (a tensor is made only for other consumers).
-#[derive(Clone, Debug)]
-enum Value<'g> {
-    Tensor(Arc<Tensor>),
-    Mapped(Mapped<'g>),
-}
-
-#[derive(Clone, Debug)]
-struct Mapped<'g> {
-    node: usize,
-    ty: crate::ElementType,
-    shape: Vec<usize>,
-    bytes: &'g [u8],
-}
-
-impl Value<'_> {
-    fn element_type(&self) -> crate::ElementType {
-        match self {
-            Value::Tensor(t) => t.element_type(),
-            Value::Mapped(m) => m.ty,
-        }
-    }
-
-    fn shape(&self) -> &[usize] {
-        match self {
-            Value::Tensor(t) => t.shape(),
-            Value::Mapped(m) => &m.shape,
-        }
-    }
-
-    /// The value as a tensor (a Const's bytes are copied, within the budget).
-    fn tensor(&self, g: &Graph, budget: &Budget) -> Result<Arc<Tensor>, Error> {
-        match self {
-            Value::Tensor(t) => Ok(t.clone()),
-            Value::Mapped(m) => {
-                budget
-                    .check("copy of the Const", m.bytes.len() as u64)
-                    .map_err(|k| Error::at(k, g.locate(m.node, None)))?;
-                Tensor::from_le_bytes(m.ty, &m.shape, m.bytes)
-                    .map(Arc::new)
-                    .ok_or_else(|| internal(g, m.node, "a Const's bytes do not match its shape"))
-            }
-        }
-    }
-}
-
 /// Checks that an output of `count` elements of `ty` fits the budget; the error is at `node`.
 fn output_fits(
     budget: &Budget,
@@ -275,30 +284,87 @@ fn internal(g: &Graph, node: usize, what: &str) -> Error {
     )
 }
 
-fn eval_error(g: &Graph, node: usize, e: EvalError) -> Error {
-    let kind = match e {
-        EvalError::DivisionByZero { index } => ErrorKind::DivisionByZero {
-            index: format!("{index:?}"),
-        },
-        EvalError::DivisionOverflow { index } => ErrorKind::DivisionOverflow {
-            index: format!("{index:?}"),
-        },
-        other => ErrorKind::Eval {
-            message: other.to_string(),
-        },
-    };
-    Error::at(kind, g.locate(node, None))
+fn eval_error(g: &Graph, node: usize, e: crate::ops::EvalError) -> Error {
+    Error::at(e.into_kind(), g.locate(node, None))
+}
+
+/// The inputs of `node`, as computed.
+fn args<'g>(g: &Graph, node: usize, values: &Values<'g>) -> Result<Vec<Value<'g>>, Error> {
+    g.nodes[node]
+        .inputs
+        .iter()
+        .map(|p| {
+            values[p.source.node][p.source.port]
+                .clone()
+                .ok_or_else(|| internal(g, node, "an input was not computed"))
+        })
+        .collect()
+}
+
+/// Computes one layer with its op. The outputs' sizes are checked against the budget by the
+/// op before it allocates them.
+fn eval_node<'g>(
+    g: &Graph,
+    node: usize,
+    values: &Values<'g>,
+    budget: &Budget,
+) -> Result<Vec<Tensor>, Error> {
+    eval_with(g, node, &args(g, node, values)?, budget)
+}
+
+/// [`eval_node`] on the inputs given.
+fn eval_with(
+    g: &Graph,
+    node: usize,
+    inputs: &[Value<'_>],
+    budget: &Budget,
+) -> Result<Vec<Tensor>, Error> {
+    let n = &g.nodes[node];
+    let out =
+        n.op.eval(&EvalCx::new(inputs, *budget))
+            .map_err(|e| eval_error(g, node, e))?;
+    if out.len() != n.outputs.len() {
+        return Err(internal(g, node, "the op made another number of outputs"));
+    }
+    Ok(out)
+}
+
+/// A value as a tensor (a Const's bytes are copied, within the budget).
+fn as_tensor(g: &Graph, node: usize, v: &Value<'_>, budget: &Budget) -> Result<Arc<Tensor>, Error> {
+    if let Value::Mapped(_) = v {
+        budget
+            .check("copy of the Const", v.bytes())
+            .map_err(|k| Error::at(k, g.locate(node, None)))?;
+    }
+    v.to_tensor().ok_or_else(|| {
+        Error::at(
+            ErrorKind::CannotRunType {
+                op: "a tensor".into(),
+                ty: v.element_type(),
+            },
+            g.locate(node, None),
+        )
+    })
 }
 
 fn execute(
     g: &Graph,
     inputs: Vec<Arc<Tensor>>,
     limit: u64,
+    folded: Option<&Folded>,
     mut observe: Option<&mut Observer<'_>>,
 ) -> Result<Vec<Output>, Error> {
     let mut dead = vec![false; g.nodes.len()];
     for &i in &g.dead {
         dead[i] = true;
+    }
+    // Layers computed once per model: their values are taken as they are.
+    if let Some(f) = folded {
+        for (i, d) in dead.iter_mut().enumerate() {
+            if f.covers(i) {
+                *d = true;
+            }
+        }
     }
     let root = group::roots(g, &dead, observe.is_none());
     let members = group::members(g, &root);
@@ -311,6 +377,9 @@ fn execute(
         .iter()
         .map(|n| vec![None; n.outputs.len()])
         .collect();
+    if let Some(f) = folded {
+        f.seed(&mut values);
+    }
     // Uses left of each output, so a tensor is dropped after its last consumer.
     let mut uses: Vec<Vec<usize>> = g
         .nodes
@@ -322,10 +391,11 @@ fn execute(
                 .collect()
         })
         .collect();
-    // Inputs count against the budget; each tensor made is checked before it is allocated.
+    // Inputs and folded constants count against the budget; each tensor made is checked
+    // before it is allocated.
     let mut budget = Budget {
         limit,
-        in_use: inputs.iter().map(|t| t.bytes()).sum(),
+        in_use: inputs.iter().map(|t| t.bytes()).sum::<u64>() + folded.map_or(0, |f| f.bytes()),
     };
     let mut inputs: Vec<Option<Arc<Tensor>>> = inputs.into_iter().map(Some).collect();
     let input_of: HashMap<usize, usize> =
@@ -334,42 +404,45 @@ fn execute(
 
     for &i in &g.order {
         if dead[i] || root[i] != i {
-            // Dead, or computed with its group's root.
+            // Dead, folded, or computed with its group's root.
             continue;
         }
         let group: &[usize] = members.get(&i).map_or(std::slice::from_ref(&i), |m| m);
         let node = &g.nodes[i];
-        let arg =
-            |values: &Values, budget: &Budget, j: usize| -> Result<Arc<Tensor>, (usize, Error)> {
-                let src = node.inputs[j].source;
+        let computed: Result<Vec<Value<'_>>, (usize, Error)> = match node.op.role() {
+            Role::Input(_) => Ok(input_of
+                .get(&i)
+                .and_then(|&k| inputs[k].take())
+                .map(Value::Tensor)
+                .into_iter()
+                .collect()),
+            Role::Constant(c) => const_bytes(g, i, c)
+                .map(|m| vec![Value::Mapped(m)])
+                .map_err(|e| (i, e)),
+            Role::Output => {
+                let src = node.inputs[0].source;
                 values[src.node][src.port]
                     .as_ref()
                     .ok_or_else(|| internal(g, i, "an input was not computed"))
-                    .and_then(|v| v.tensor(g, budget))
+                    .and_then(|v| as_tensor(g, src.node, v, &budget))
+                    .map(|t| {
+                        results.insert(i, t);
+                        Vec::new()
+                    })
                     .map_err(|e| (i, e))
-            };
-        let computed: Result<Option<Value<'_>>, (usize, Error)> = match &node.op {
-            Op::Parameter(_) => Ok(input_of
-                .get(&i)
-                .and_then(|&k| inputs[k].take())
-                .map(Value::Tensor)),
-            Op::Const(c) => const_bytes(g, i, c)
-                .map(|m| Some(Value::Mapped(m)))
-                .map_err(|e| (i, e)),
-            Op::Convert(c) => arg(&values, &budget, 0).and_then(|x| {
-                output_fits(&budget, g, i, c.destination_type, x.len())?;
-                c.eval(&x)
-                    .map(|t| Some(Value::Tensor(Arc::new(t))))
-                    .map_err(|e| (i, eval_error(g, i, e)))
-            }),
-            Op::Subtract(_) | Op::Divide(_) => {
-                group::run(g, group, &mut values, &uses, &mut budget)
-                    .map(|t| Some(Value::Tensor(t)))
             }
-            Op::Result(_) => arg(&values, &budget, 0).map(|t| {
-                results.insert(i, t);
-                None
-            }),
+            Role::Opaque(_) => Err((i, internal(g, i, "an opaque layer reached execution"))),
+            Role::Compute if group.len() > 1 || node.op.fusable().is_some() => {
+                group::run(g, group, &mut values, &uses, &mut budget)
+                    .map(|t| vec![Value::Tensor(t)])
+            }
+            Role::Compute => eval_node(g, i, &values, &budget)
+                .map(|out| {
+                    out.into_iter()
+                        .map(|t| Value::Tensor(Arc::new(t)))
+                        .collect()
+                })
+                .map_err(|e| (i, e)),
         };
         let out = match computed {
             Ok(out) => out,
@@ -391,27 +464,32 @@ fn execute(
                     .map_or(e, |(_, e)| e));
             }
         };
-        if let Some(v) = out {
-            if let Some(observe) = observe.as_mut() {
+        for (port, v) in out.into_iter().enumerate() {
+            if let Some(observe) = observe.as_mut()
+                && crate::tensor::TypeSet::ANY.contains(v.element_type())
+            {
+                let t = as_tensor(g, i, &v, &budget)?;
                 observe(Produced {
                     node,
-                    port: 0,
-                    tensor: &*v.tensor(g, &budget)?,
+                    port,
+                    tensor: &t,
                 })?;
             }
             // Inputs were counted from the start.
             if let Value::Tensor(t) = &v
-                && !matches!(node.op, Op::Parameter(_))
+                && !matches!(node.op.role(), Role::Input(_))
             {
                 budget.add(t.bytes());
             }
-            values[i][0] = Some(v);
+            if port < values[i].len() {
+                values[i][port] = Some(v);
+            }
         }
         for p in group.iter().flat_map(|&m| &g.nodes[m].inputs) {
             let u = &mut uses[p.source.node][p.source.port];
             *u = u.saturating_sub(1);
             if *u == 0 {
-                // Freed unless a Result or the caller still holds it.
+                // Freed unless a Result, a folded constant or the caller still holds it.
                 if let Some(Value::Tensor(t)) = values[p.source.node][p.source.port].take()
                     && Arc::strong_count(&t) == 1
                 {
@@ -452,8 +530,7 @@ fn const_bytes<'g>(
         .map(|&d| usize::try_from(d).map_err(|_| fail("the Const is too large".into())))
         .collect::<Result<_, _>>()?;
     let needed = c
-        .elements()
-        .and_then(|e| c.element_type.storage_bytes(e))
+        .needed_bytes()
         .ok_or_else(|| fail("the Const is too large".into()))?;
     let bytes = match &g.weights {
         Some(w) => w.bytes(c.offset, needed),
@@ -461,14 +538,14 @@ fn const_bytes<'g>(
         None => None,
     }
     .ok_or_else(|| fail("the Const data are not in the weights file".into()))?;
-    if !crate::dispatch!(c.element_type, T => <T as crate::tensor::Element>::SIZE > 0, _ => false) {
+    if c.element_type == crate::ElementType::String || c.element_type == crate::ElementType::Dynamic
+    {
         return Err(fail(format!(
             "ovir does not compute with {} Consts",
             c.element_type
         )));
     }
     Ok(Mapped {
-        node,
         ty: c.element_type,
         shape,
         bytes,

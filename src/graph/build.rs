@@ -13,7 +13,7 @@ use crate::error::{Error, ErrorKind, LayerRef, LineCol, Location, PortDir, PortR
 use rayon::prelude::*;
 
 use crate::ir::{At, LayerItem, Port, Source};
-use crate::ops::{self, Attrs, Op};
+use crate::ops::{self, Attrs, Op, Resolved, Role};
 use crate::shape::dim::MAX_DIM;
 use crate::weights::Weights;
 
@@ -22,7 +22,7 @@ struct Pending {
     id: Option<u64>,
     name: String,
     ty: Cow<'static, str>,
-    op: Option<Op>,
+    op: Option<Box<dyn Op>>,
     offset: usize,
     pos: LineCol,
     /// The element did not deserialize: its ports are unknown.
@@ -267,10 +267,10 @@ pub fn build(
     }
 
     let outputs: Vec<usize> = (0..nodes.len())
-        .filter(|&i| matches!(nodes[i].op, Some(Op::Result(_))))
+        .filter(|&i| matches!(nodes[i].op.as_ref().map(|o| o.role()), Some(Role::Output)))
         .collect();
     let inputs: Vec<usize> = (0..nodes.len())
-        .filter(|&i| matches!(nodes[i].op, Some(Op::Parameter(_))))
+        .filter(|&i| matches!(nodes[i].op.as_ref().map(|o| o.role()), Some(Role::Input(_))))
         .collect();
     if outputs.is_empty() && doc.layers_section.is_some() {
         errs.at(doc.net_offset, None, ErrorKind::NoResult);
@@ -368,64 +368,79 @@ fn pending_layer(item: &LayerItem, broken: bool, errs: &mut Errors) -> Pending {
     if layer.name.is_none() {
         errs.at(item.offset, Some(n.layer_ref()), missing("name"));
     }
-    let def = match layer.ty.as_deref() {
-        None => {
-            errs.at(item.offset, Some(n.layer_ref()), missing("type"));
-            None
-        }
-        Some(ty) => {
-            let def = ops::lookup(ty);
-            n.ty = match def {
-                Some(d) if d.name == ty => Cow::Borrowed(d.name),
-                _ => Cow::Owned(ty.to_owned()),
-            };
-            if def.is_none() {
-                errs.at(
-                    item.offset,
-                    Some(n.layer_ref()),
-                    ErrorKind::UnsupportedOp {
-                        ty: ty.to_owned(),
-                        supported: ops::supported(),
-                    },
-                );
+    if let Some(ty) = layer.ty.as_deref() {
+        n.ty = match ops::static_name(ty) {
+            Some(name) => Cow::Borrowed(name),
+            None => Cow::Owned(ty.to_owned()),
+        };
+    }
+    match (layer.ty.as_deref(), layer.version.as_deref()) {
+        (None, _) => errs.at(item.offset, Some(n.layer_ref()), missing("type")),
+        (Some(_), None) => errs.at(item.offset, Some(n.layer_ref()), missing("version")),
+        (Some(ty), Some(version)) => match ops::resolve(ty, version) {
+            Resolved::Op(def) => match (def.parse)(&Attrs::new(layer.data.as_ref())) {
+                Ok(op) => n.op = Some(op),
+                Err(list) => {
+                    for e in list {
+                        let kind = match e.value {
+                            None => ErrorKind::MissingAttribute {
+                                element: "data",
+                                name: e.name,
+                            },
+                            Some(value) => ErrorKind::InvalidAttribute {
+                                element: "data",
+                                name: e.name,
+                                value,
+                                reason: e.reason,
+                            },
+                        };
+                        errs.at(item.offset, Some(n.layer_ref()), kind);
+                    }
+                }
+            },
+            Resolved::Unimplemented { name, version: v } => {
+                n.op = Some(Box::new(ops::opaque::Opaque {
+                    ty: ty.to_owned(),
+                    version: version.to_owned(),
+                    op: Some((name, v)),
+                }));
             }
-            def
-        }
-    };
-    if let Some(def) = def {
-        match layer.version.as_deref() {
-            None => errs.at(item.offset, Some(n.layer_ref()), missing("version")),
-            Some(v) if !def.in_opset(v) => errs.at(
+            Resolved::Custom => {
+                n.op = Some(Box::new(ops::opaque::Opaque {
+                    ty: ty.to_owned(),
+                    version: version.to_owned(),
+                    op: None,
+                }));
+            }
+            Resolved::NoSuchOpset => errs.at(
+                item.offset,
+                Some(n.layer_ref()),
+                ErrorKind::NoSuchOpset {
+                    version: version.to_owned(),
+                    max: ops::MAX_OPSET,
+                },
+            ),
+            Resolved::NotInOpset {
+                known: Some((name, first, last)),
+            } => errs.at(
                 item.offset,
                 Some(n.layer_ref()),
                 ErrorKind::UnsupportedOpset {
-                    ty: def.name,
-                    version: v.to_owned(),
-                    max: def.max_opset,
+                    ty: name,
+                    version: version.to_owned(),
+                    first,
+                    last,
                 },
             ),
-            Some(_) => {}
-        }
-        match (def.parse)(&Attrs::new(layer.data.as_ref())) {
-            Ok(op) => n.op = Some(op),
-            Err(list) => {
-                for e in list {
-                    let kind = match e.value {
-                        None => ErrorKind::MissingAttribute {
-                            element: "data",
-                            name: e.name,
-                        },
-                        Some(value) => ErrorKind::InvalidAttribute {
-                            element: "data",
-                            name: e.name,
-                            value,
-                            reason: e.reason,
-                        },
-                    };
-                    errs.at(item.offset, Some(n.layer_ref()), kind);
-                }
-            }
-        }
+            Resolved::NotInOpset { known: None } => errs.at(
+                item.offset,
+                Some(n.layer_ref()),
+                ErrorKind::UnsupportedOp {
+                    ty: ty.to_owned(),
+                    version: version.to_owned(),
+                },
+            ),
+        },
     }
     if let Some(names) = layer.output_names.as_deref() {
         n.output_names = split_names(names);
@@ -466,20 +481,21 @@ fn pending_layer(item: &LayerItem, broken: bool, errs: &mut Errors) -> Pending {
             }
         }
     }
-    if let Some(def) = def {
+    if let Some(op) = &n.op {
+        let (ins, outs) = op.arity();
         for (dir, expected, found) in [
-            (PortDir::Input, def.inputs, n.inputs.len()),
-            (PortDir::Output, def.outputs, n.outputs.len()),
+            (PortDir::Input, ins, n.inputs.len()),
+            (PortDir::Output, outs, n.outputs.len()),
         ] {
-            if expected != found {
+            if !expected.contains(found) {
                 n.bad_arity = true;
                 errs.at(
                     item.offset,
                     Some(n.layer_ref()),
                     ErrorKind::PortCount {
-                        op: def.name,
+                        op: op.name().to_owned(),
                         dir,
-                        expected,
+                        expected: expected.to_string(),
                         found,
                     },
                 );
@@ -783,7 +799,9 @@ fn check_weights(
 ) {
     let mut missing: Option<(usize, usize)> = None; // (first node, count)
     for (i, n) in nodes.iter().enumerate() {
-        let Some(Op::Const(c)) = &n.op else { continue };
+        let Some(Role::Constant(c)) = n.op.as_ref().map(|o| o.role()) else {
+            continue;
+        };
         match c.elements().map(|e| (e, c.element_type.storage_bytes(e))) {
             None => errs.at(
                 n.offset,
@@ -949,7 +967,7 @@ fn dead_nodes(nodes: &[Pending], outputs: &[usize]) -> (Vec<usize>, Vec<usize>) 
     }
     (0..nodes.len())
         .filter(|&i| !live[i])
-        .partition(|&i| !matches!(nodes[i].op, Some(Op::Parameter(_))))
+        .partition(|&i| !matches!(nodes[i].op.as_ref().map(|o| o.role()), Some(Role::Input(_))))
 }
 
 fn finish_port(p: PendingPort) -> Option<PortDecl> {

@@ -12,7 +12,7 @@ pub use build::build;
 
 use crate::dtype::ElementType;
 use crate::error::{LayerRef, LineCol, Location, PortDir, PortRef};
-use crate::ops::Op;
+use crate::ops::{Op, Role};
 use crate::weights::Weights;
 
 /// IR format version (`<net version="...">`).
@@ -51,7 +51,7 @@ pub struct Graph {
 pub struct Node {
     pub id: u64,
     pub name: String,
-    pub op: Op,
+    pub op: Box<dyn Op>,
     /// Position of the `<layer>` start tag.
     pub pos: LineCol,
     pub inputs: Vec<InputPort>,
@@ -95,6 +95,22 @@ pub struct OutputPort {
 }
 
 impl Node {
+    /// The Parameter, if this layer is a model input.
+    pub fn parameter(&self) -> Option<&crate::ops::parameter::Parameter> {
+        match self.op.role() {
+            Role::Input(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The opaque op, if ovir does not implement this layer's.
+    pub fn opaque(&self) -> Option<&crate::ops::opaque::Opaque> {
+        match self.op.role() {
+            Role::Opaque(o) => Some(o),
+            _ => None,
+        }
+    }
+
     pub fn layer_ref(&self) -> LayerRef {
         LayerRef {
             id: self.id.to_string(),

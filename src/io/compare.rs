@@ -23,7 +23,7 @@ use super::npy::{self, Array};
 use super::serialize::Scalar;
 use super::text::{TextValue, dims_text};
 use crate::dtype::ElementType;
-use crate::ops::convert::Num;
+use crate::num::Num;
 use crate::tensor::{Tensor, unravel};
 
 /// When two elements count as the same.
@@ -248,7 +248,7 @@ macro_rules! int_diff {
         }
     )*};
 }
-int_diff!(i8 i16 i32 i64 u8 u16 u32 u64);
+int_diff!(i8 i16 i32 i64 u8 u16 u32 u64 bool);
 
 macro_rules! float_diff {
     ($($t:ty, $sign:expr;)*) => {$(
@@ -395,7 +395,7 @@ pub fn compare(name: &str, a: &Array, b: &Array, tol: &Tolerance, show: usize) -
     }
     let boolean = a.boolean;
     let s = crate::dispatch!(
-        a.tensor.element_type(),
+        any: a.tensor.element_type(),
         T => stats::<T>(&a.tensor, &b.tensor, boolean, tol, show),
         _ => stats::<u8>(&a.tensor, &b.tensor, boolean, tol, show)
     );

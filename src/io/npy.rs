@@ -117,7 +117,7 @@ fn quoted(s: &str) -> Result<(String, &str), NpyError> {
 }
 
 /// numpy type codes (`descr` without the byte-order character) and the element types they
-/// hold, for reading and writing. `b1` is numpy's bool, read for comparison only.
+/// hold, for reading and writing. `b1` is numpy's bool (one byte, any non-zero byte true).
 const CODES: &[(&str, ElementType)] = &[
     ("f2", ElementType::F16),
     ("f4", ElementType::F32),
@@ -148,13 +148,12 @@ fn dtype(descr: &str) -> Result<(ElementType, usize, bool), NpyError> {
         // Every code names a whole number of bytes: the last character.
         Some(&(c, t)) => Ok((t, (c.as_bytes()[1] - b'0') as usize, big)),
         None => err(format!(
-            "unsupported dtype {descr:?} (ovir reads float16/32/64 and 8- to 64-bit integers)"
+            "unsupported dtype {descr:?} (ovir reads float16/32/64, 8- to 64-bit integers and bool)"
         )),
     }
 }
 
-/// An array read from `.npy`: a tensor, or a boolean array held as u8 0/1 (ovir computes with
-/// no booleans, but `ovir diff` compares them).
+/// An array read from `.npy`, and whether it is boolean.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Array {
     pub tensor: Tensor,
@@ -174,21 +173,11 @@ impl Array {
 
 /// Reads a tensor from `.npy` bytes. `limit` bounds the data size in bytes.
 pub fn read_bytes(bytes: &[u8], limit: u64) -> Result<Tensor, NpyError> {
-    read_array_bytes(bytes, limit).and_then(no_booleans)
+    read_array_bytes(bytes, limit).map(|a| a.tensor)
 }
 
-/// The tensor of an array that is not boolean (inputs cannot be).
-fn no_booleans(a: Array) -> Result<Tensor, NpyError> {
-    if a.boolean {
-        return err(
-            "unsupported dtype \"|b1\" (ovir reads float16/32/64 and 8- to 64-bit integers)",
-        );
-    }
-    Ok(a.tensor)
-}
-
-/// Reads an array from `.npy` bytes, booleans included. `limit` bounds the data size in bytes.
-pub fn read_array_bytes(bytes: &[u8], limit: u64) -> Result<Array, NpyError> {
+/// The header of `.npy` bytes and the rest (the data).
+fn split_header(bytes: &[u8]) -> Result<(Header, &[u8]), NpyError> {
     let rest = bytes
         .strip_prefix(b"\x93NUMPY")
         .ok_or_else(|| NpyError("not an .npy file (bad magic)".into()))?;
@@ -222,10 +211,31 @@ pub fn read_array_bytes(bytes: &[u8], limit: u64) -> Result<Array, NpyError> {
     let header =
         std::str::from_utf8(header).map_err(|_| NpyError("the header is not text".into()))?;
     let h = parse_header(header)?;
-    let data = &rest[len..];
+    Ok((h, &rest[len..]))
+}
+
+/// The bytes an `.npy` file's data take, from its header (`None` if the header cannot be
+/// read): what reading it would need, for a budget check before it is read.
+pub fn data_bytes(path: &Path) -> Option<u64> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(1 << 20)
+        .read_to_end(&mut head)
+        .ok()?;
+    let (h, _) = split_header(&head).ok()?;
+    let (_, size, _) = dtype(&h.descr).ok()?;
+    h.shape
+        .iter()
+        .try_fold(size as u64, |a, &d| a.checked_mul(d as u64))
+}
+
+/// Reads an array from `.npy` bytes, booleans included. `limit` bounds the data size in bytes.
+pub fn read_array_bytes(bytes: &[u8], limit: u64) -> Result<Array, NpyError> {
+    let (h, data) = split_header(bytes)?;
     let (et, size, big) = dtype(&h.descr)?;
     let boolean = et == ElementType::Boolean;
-    let et = if boolean { ElementType::U8 } else { et };
     let count = h
         .shape
         .iter()
@@ -256,13 +266,6 @@ pub fn read_array_bytes(bytes: &[u8], limit: u64) -> Result<Array, NpyError> {
     } else {
         data
     };
-    let normalised: Vec<u8>;
-    let data = if boolean && data.iter().any(|&b| b > 1) {
-        normalised = data.iter().map(|&b| (b != 0) as u8).collect();
-        &normalised[..]
-    } else {
-        data
-    };
     let tensor = if !h.fortran {
         Tensor::from_le_bytes(et, &h.shape, data)
             .ok_or_else(|| NpyError("internal error: bad size".into()))?
@@ -285,7 +288,7 @@ fn to_c_order(t: Tensor, shape: &[usize]) -> Tensor {
         Some(T::wrap(f.as_standard_layout().into_owned()))
     }
     let et = t.element_type();
-    crate::dispatch!(et, T => go::<T>(&t, shape), _ => None).unwrap_or(t)
+    crate::dispatch!(any: et, T => go::<T>(&t, shape), _ => None).unwrap_or(t)
 }
 
 /// A tensor read from `.npy` as an input of element type `want`: a float32 array feeds a bf16
@@ -307,7 +310,7 @@ pub fn as_stored(t: &Tensor) -> Tensor {
 
 /// Reads an `.npy` file.
 pub fn read(path: &Path, limit: u64) -> Result<Tensor, NpyError> {
-    read_array(path, limit).and_then(no_booleans)
+    read_array(path, limit).map(|a| a.tensor)
 }
 
 /// Reads an `.npy` file, booleans included.
@@ -577,8 +580,8 @@ mod tests {
             ),
             (
                 npy(
-                    "{'descr': '|b1', 'fortran_order': False, 'shape': (1,), }",
-                    &[0; 1],
+                    "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }",
+                    &[0; 8],
                 ),
                 "unsupported dtype",
             ),
@@ -640,5 +643,27 @@ mod tests {
                 .0
                 .contains("more than the limit")
         );
+    }
+
+    #[test]
+    fn booleans_read_any_non_zero_byte_as_true_and_write_as_numpy_does() {
+        let bytes = npy(
+            "{'descr': '|b1', 'fortran_order': False, 'shape': (4,), }",
+            &[0, 1, 7, 255],
+        );
+        let t = read_bytes(&bytes, u64::MAX).unwrap();
+        assert_eq!(
+            t.view::<bool>()
+                .unwrap()
+                .iter()
+                .copied()
+                .collect::<Vec<_>>(),
+            [false, true, true, true]
+        );
+        let mut out = Vec::new();
+        write(&t, &mut out).unwrap();
+        let header = String::from_utf8_lossy(&out[10..74]).into_owned();
+        assert!(header.contains("'descr': '|b1'"), "{header}");
+        assert_eq!(&out[out.len() - 4..], &[0, 1, 1, 1]);
     }
 }

@@ -81,6 +81,12 @@ impl RandomValue for half::bf16 {
     }
 }
 
+impl RandomValue for bool {
+    fn random(rng: &mut Rng) -> Self {
+        rng.next_u64() & 1 == 1
+    }
+}
+
 fn make<T: RandomValue>(shape: &[usize], rng: &mut Rng) -> Option<Tensor> {
     let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
     let data: Vec<T> = (0..n).map(|_| T::random(rng)).collect();
@@ -89,7 +95,7 @@ fn make<T: RandomValue>(shape: &[usize], rng: &mut Rng) -> Option<Tensor> {
 
 /// A random tensor, or `None` for element types ovir does not compute with.
 pub fn tensor(et: ElementType, shape: &[usize], rng: &mut Rng) -> Option<Tensor> {
-    crate::dispatch!(et, T => make::<T>(shape, rng), _ => None)
+    crate::dispatch!(any: et, T => make::<T>(shape, rng), _ => None)
 }
 
 /// The dims of a random input of partial shape `shape`: each dynamic dim at its lower bound
@@ -114,9 +120,7 @@ pub fn inputs(
 ) -> Option<Vec<(crate::exec::InputKey, Tensor)>> {
     let mut bound = Vec::with_capacity(g.inputs.len());
     for (i, &node) in g.inputs.iter().enumerate() {
-        let crate::ops::Op::Parameter(p) = &g.nodes[node].op else {
-            return None;
-        };
+        let p = g.nodes[node].parameter()?;
         let dims = dims(&p.shape)?;
         dims.iter()
             .try_fold(1u64, |n, &d| n.checked_mul(d))

@@ -12,7 +12,7 @@ use serde::ser::{Serialize, SerializeSeq, SerializeStruct, Serializer};
 
 use super::text::{TextValue, special};
 use crate::exec::Output;
-use crate::ops::convert::Num;
+use crate::num::Num;
 use crate::tensor::Tensor;
 
 /// One element as serialisers and reports hold it: an exact integer, a boolean, the f64 nearest
@@ -28,6 +28,9 @@ pub enum Scalar {
 
 impl Scalar {
     pub fn of<T: TextValue>(x: T) -> Scalar {
+        if T::TYPE == crate::ElementType::Boolean {
+            return Scalar::Bool(matches!(x.to_num(), Num::Int(i) if i != 0));
+        }
         match x.to_num() {
             Num::Int(i) => Scalar::Int(i),
             Num::Float(f) => match x.finite_f64() {
@@ -83,7 +86,7 @@ fn seq<T: TextValue, S: Serializer>(t: &Tensor, s: S) -> Result<S::Ok, S::Error>
 impl Serialize for Values<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let t = self.0;
-        crate::dispatch!(t.element_type(), T => seq::<T, S>(t, s), _ => s.serialize_seq(Some(0))?.end())
+        crate::dispatch!(any: t.element_type(), T => seq::<T, S>(t, s), _ => s.serialize_seq(Some(0))?.end())
     }
 }
 

@@ -25,7 +25,7 @@ use std::fmt::Write;
 
 use half::{bf16, f16};
 
-use crate::ops::convert::{ConvertElem, Num};
+use crate::num::{Cast as ConvertElem, Num};
 use crate::tensor::{Element, Tensor};
 
 /// Tensors with more elements than this are summarised (as numpy does).
@@ -62,6 +62,15 @@ macro_rules! ints {
     )*};
 }
 ints!(i8 i16 i32 i64 u8 u16 u32 u64);
+
+impl TextValue for bool {
+    fn text(self) -> String {
+        self.to_string()
+    }
+    fn finite_f64(self) -> Option<f64> {
+        Some(self as u8 as f64)
+    }
+}
 
 /// How NaN and the infinities are spelled; `None` for finite values.
 pub fn special(x: f64) -> Option<&'static str> {
@@ -147,7 +156,7 @@ pub fn digest(t: &Tensor) -> u64 {
     fn go<T: Element>(t: &Tensor) -> u64 {
         T::view(t).map_or(Fnv::new().0, |v| digest_of(v.iter().copied()))
     }
-    crate::dispatch!(t.element_type(), T => go::<T>(t), _ => Fnv::new().0)
+    crate::dispatch!(any: t.element_type(), T => go::<T>(t), _ => Fnv::new().0)
 }
 
 /// The FNV-1a 64-bit digest of values' little-endian bytes.
@@ -259,7 +268,7 @@ fn values<T: TextValue>(t: &Tensor, options: TextOptions, out: &mut String) {
 pub fn render(name: &str, t: &Tensor, options: TextOptions) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{name}: {} {}", t.element_type(), dims_text(t.shape()));
-    crate::dispatch!(t.element_type(), T => values::<T>(t, options, &mut out), _ => {});
+    crate::dispatch!(any: t.element_type(), T => values::<T>(t, options, &mut out), _ => {});
     out
 }
 

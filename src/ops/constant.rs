@@ -1,4 +1,5 @@
-//! Const (also spelled Constant): a tensor stored in the weights file.
+//! Constant-1 (written `Const` in IR files, also `Constant`): a tensor stored in the weights
+//! file.
 //!
 //! Spec: <https://docs.openvino.ai/2026/documentation/openvino-ir-format/operation-sets/operation-specs/infrastructure/constant-1.html>
 //!
@@ -9,12 +10,19 @@
 //! Decisions: data are raw little-endian bytes at any alignment, read in place from the
 //! memory-mapped `.bin` (zero-copy). `offset + size` must lie inside the file and `size` must be
 //! at least `ceil(elements × bits / 8)`; extra bytes are ignored, as in OpenVINO. A Const with
-//! no bytes to read does not need the `.bin` at all. Sub-byte types are packed as OpenVINO
-//! packs them; `string` Consts are read but have no size check here.
+//! no bytes to read does not need the `.bin` at all. Sub-byte and 8-bit float types (u1, u4,
+//! i4, nf4, f8e4m3, f8e5m2, …) stay packed as OpenVINO packs them until a Convert decodes
+//! them; `boolean` is one byte per element, any non-zero byte true; `string` Consts are read
+//! but have no size check here. Inference carries the value of a Const of up to
+//! [`VALUE_LIMIT`](crate::shape::types::VALUE_LIMIT) elements.
 
-use super::{AttrError, Attrs, Op, OpDef};
+use std::sync::Arc;
+
+use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef, Role};
 use crate::dtype::ElementType;
-use crate::shape::PartialShape;
+use crate::shape::types::VALUE_LIMIT;
+use crate::shape::{PartialShape, TensorType};
+use crate::tensor::Tensor;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Const {
@@ -31,14 +39,19 @@ impl Const {
             .iter()
             .try_fold(1u64, |acc, &d| acc.checked_mul(d))
     }
+
+    /// The bytes its elements take (packed), or `None` on overflow or for `string`.
+    pub fn needed_bytes(&self) -> Option<u64> {
+        self.element_type.storage_bytes(self.elements()?)
+    }
 }
 
 pub const DEF: OpDef = OpDef {
-    name: "Const",
-    aliases: &["Constant"],
-    max_opset: 16,
-    inputs: 0,
-    outputs: 1,
+    name: "Constant",
+    aliases: &["Const"],
+    version: 1,
+    inputs: Arity::exactly(0),
+    outputs: Arity::exactly(1),
     parse,
 };
 
@@ -56,21 +69,53 @@ fn parse_concrete_type(text: &str) -> Result<ElementType, String> {
     }
 }
 
-fn parse(a: &Attrs) -> Result<Op, Vec<AttrError>> {
+fn parse(a: &Attrs) -> Result<Box<dyn Op>, Vec<AttrError>> {
     let element_type = a.parse_required("element_type", parse_concrete_type);
     let shape = a.parse_required("shape", parse_static_shape);
     let offset = a.parse_required("offset", super::parse_u64);
     let size = a.parse_required("size", super::parse_u64);
-    match (element_type, shape, offset, size) {
-        (Ok(element_type), Ok(shape), Ok(offset), Ok(size)) => Ok(Op::Const(Const {
-            element_type,
-            shape,
-            offset,
-            size,
-        })),
-        (t, s, o, z) => Err([t.err(), s.err(), o.err(), z.err()]
-            .into_iter()
-            .flatten()
-            .collect()),
+    let (element_type, shape, offset, size) = crate::attrs_all!(element_type, shape, offset, size)?;
+    Ok(Box::new(Const {
+        element_type: element_type.unwrap_or(ElementType::Dynamic),
+        shape: shape.unwrap_or_default(),
+        offset: offset.unwrap_or_default(),
+        size: size.unwrap_or_default(),
+    }))
+}
+
+impl Op for Const {
+    fn def(&self) -> Option<&'static OpDef> {
+        Some(&DEF)
+    }
+
+    /// IR files spell the type `Const`.
+    fn name(&self) -> &str {
+        "Const"
+    }
+
+    fn role(&self) -> Role<'_> {
+        Role::Constant(self)
+    }
+
+    fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
+        let mut t = TensorType::new(self.element_type, PartialShape::fixed(&self.shape));
+        let small = self.elements().is_some_and(|n| n <= VALUE_LIMIT as u64);
+        if small && let Some(needed) = self.needed_bytes() {
+            let bytes = match cx.weights() {
+                _ if needed == 0 => Some(&[][..]),
+                Some(w) => w.bytes(self.offset, needed),
+                None => None,
+            };
+            let shape: Vec<usize> = self.shape.iter().map(|&d| d as usize).collect();
+            t.value = bytes
+                .and_then(|b| Tensor::from_le_bytes(self.element_type, &shape, b))
+                .map(Arc::new);
+        }
+        Some(vec![t])
+    }
+
+    fn eval(&self, _: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
+        // Execution reads Consts in place (`Role::Constant`).
+        Err(EvalError::Internal("a Const is not evaluated"))
     }
 }

@@ -6,9 +6,13 @@
 //! Ports: one input, one output of the input's shape.
 //!
 //! `ov.save_model` writes every f32 Const as an f16 Const followed by a Convert to f32 (with a
-//! `decompression` rt_info marker), so Convert is needed to run almost any saved model.
+//! `decompression` rt_info marker), so Convert is needed to run almost any saved model; weight
+//! compression writes u4/i4/nf4/f8 Consts followed by a Convert, which decodes them
+//! ([`super::packed`]).
 //!
-//! Types: between any two of f16, bf16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64.
+//! Types: from any of f16, bf16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, boolean, and
+//! from the packed weight types u1, u2, u4, i4, nf4, f4e2m1, f8e4m3, f8e5m2, f8e8m0 (a Const's
+//! bytes); to any of the first thirteen (to packed types: `check` says ovir cannot run it).
 //! * integer → integer: two's complement wrap-around ("congruent modulo 2^N", as the spec says
 //!   for negative values to unsigned types).
 //! * integer or float → float: rounded once to nearest even (to f16 and bf16 through an f32
@@ -17,134 +21,20 @@
 //!   or maximum, and NaN becomes 0. (The spec leaves these undefined; OpenVINO's x86 reference
 //!   returns INT_MIN-like garbage. Saturation is portable and what Rust's `as` does.)
 //! * float → float widening is exact; ±inf, NaN and −0 are kept.
+//! * → boolean: anything but zero is true, NaN included (−0 is false); boolean → numbers: 0
+//!   or 1.
+//!
+//! Bounds of integer shape values pass through an integer → integer Convert that keeps them.
 
-use half::{bf16, f16};
+use std::sync::Arc;
 
-use super::{AttrError, Attrs, EvalError, Op, OpDef};
+use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef, packed};
 use crate::dtype::ElementType;
-use crate::tensor::{Element, Tensor};
-
-/// A value on its way between element types: every integer fits an i128 and every float an f64
-/// exactly.
-#[derive(Clone, Copy, Debug)]
-pub enum Num {
-    Int(i128),
-    Float(f64),
-}
-
-/// Conversion to and from [`Num`].
-pub trait ConvertElem: Element {
-    fn to_num(self) -> Num;
-    fn from_num(n: Num) -> Self;
-}
-
-macro_rules! ints {
-    ($($t:ty)*) => {$(
-        impl ConvertElem for $t {
-            fn to_num(self) -> Num {
-                Num::Int(self as i128)
-            }
-            fn from_num(n: Num) -> Self {
-                match n {
-                    // Keeps the low bits: wrap-around.
-                    Num::Int(i) => i as $t,
-                    // Truncates; saturates out of range; NaN is 0.
-                    Num::Float(f) => f as $t,
-                }
-            }
-        }
-    )*};
-}
-ints!(i8 i16 i32 i64 u8 u16 u32 u64);
-
-impl ConvertElem for f32 {
-    fn to_num(self) -> Num {
-        Num::Float(self as f64)
-    }
-    fn from_num(n: Num) -> Self {
-        match n {
-            Num::Int(i) => i as f32,
-            Num::Float(f) => f as f32,
-        }
-    }
-}
-
-impl ConvertElem for f64 {
-    fn to_num(self) -> Num {
-        Num::Float(self)
-    }
-    fn from_num(n: Num) -> Self {
-        match n {
-            Num::Int(i) => i as f64,
-            Num::Float(f) => f,
-        }
-    }
-}
-
-/// `n` as an f32 rounded to odd: truncated toward zero, with the last bit set if inexact. A
-/// later rounding to a format with at least two fewer significand bits is then exact.
-fn f32_round_odd(n: Num) -> f32 {
-    let (f, exact) = match n {
-        Num::Int(i) => {
-            let f = i as f32;
-            (f, f.is_finite() && f as i128 == i)
-        }
-        Num::Float(x) => {
-            let f = x as f32;
-            (f, x.is_nan() || f as f64 == x)
-        }
-    };
-    if exact {
-        return f;
-    }
-    let magnitude_too_big = match n {
-        Num::Int(i) => f.is_infinite() || (f as i128).unsigned_abs() > i.unsigned_abs(),
-        Num::Float(x) => f.is_infinite() || (f as f64).abs() > x.abs(),
-    };
-    let t = if magnitude_too_big {
-        f32::from_bits(f.to_bits() - 1)
-    } else {
-        f
-    };
-    f32::from_bits(t.to_bits() | 1)
-}
-
-impl ConvertElem for f16 {
-    fn to_num(self) -> Num {
-        Num::Float(self.to_f64())
-    }
-    fn from_num(n: Num) -> Self {
-        f16::from_f32(f32_round_odd(n))
-    }
-}
-
-impl ConvertElem for bf16 {
-    fn to_num(self) -> Num {
-        Num::Float(self.to_f64())
-    }
-    fn from_num(n: Num) -> Self {
-        bf16::from_f32(f32_round_odd(n))
-    }
-}
-
-/// Converts every element of `t` to `D`.
-fn convert_to<S: ConvertElem, D: ConvertElem>(t: &Tensor) -> Option<Tensor> {
-    let v = S::view(t)?;
-    Some(D::wrap(v.mapv(|x| D::from_num(x.to_num()))))
-}
-
-fn from_source<S: ConvertElem>(t: &Tensor, to: ElementType) -> Option<Tensor> {
-    crate::dispatch!(to, D => convert_to::<S, D>(t), _ => None)
-}
-
-impl Convert {
-    /// The input converted to `destination_type`.
-    pub fn eval(&self, t: &Tensor) -> Result<Tensor, EvalError> {
-        let to = self.destination_type;
-        let unsupported = |ty| EvalError::UnsupportedType { op: "Convert", ty };
-        crate::dispatch!(t.element_type(), S => from_source::<S>(t, to).ok_or(unsupported(to)), _ => Err(unsupported(t.element_type())))
-    }
-}
+use crate::error::ErrorKind;
+use crate::num::{Cast, Num};
+use crate::shape::TensorType;
+use crate::shape::types::Bounds;
+use crate::tensor::{Element, Tensor, TypeSet, Value};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Convert {
@@ -154,13 +44,13 @@ pub struct Convert {
 pub const DEF: OpDef = OpDef {
     name: "Convert",
     aliases: &[],
-    max_opset: 17,
-    inputs: 1,
-    outputs: 1,
+    version: 1,
+    inputs: Arity::exactly(1),
+    outputs: Arity::exactly(1),
     parse,
 };
 
-fn parse(a: &Attrs) -> Result<Op, Vec<AttrError>> {
+fn parse(a: &Attrs) -> Result<Box<dyn Op>, Vec<AttrError>> {
     let destination_type = a
         .parse_required("destination_type", |t| {
             match super::parse_element_type(t)? {
@@ -171,5 +61,110 @@ fn parse(a: &Attrs) -> Result<Op, Vec<AttrError>> {
             }
         })
         .map_err(|e| vec![e])?;
-    Ok(Op::Convert(Convert { destination_type }))
+    Ok(Box::new(Convert { destination_type }))
+}
+
+/// Whether Convert computes from `t`.
+fn source_ok(t: ElementType) -> bool {
+    TypeSet::ANY.contains(t) || packed::decodes(t) || t == ElementType::Dynamic
+}
+
+impl Op for Convert {
+    fn def(&self) -> Option<&'static OpDef> {
+        Some(&DEF)
+    }
+
+    fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
+        let input = cx.input(0);
+        let to = self.destination_type;
+        if !source_ok(input.element_type) {
+            cx.report(ErrorKind::CannotRunType {
+                op: "Convert".into(),
+                ty: input.element_type,
+            });
+        }
+        if !TypeSet::ANY.contains(to) {
+            cx.report(ErrorKind::CannotRunType {
+                op: "Convert".into(),
+                ty: to,
+            });
+        }
+        let mut out = TensorType::new(to, input.shape.clone());
+        if input.value.is_none()
+            && TypeSet::INT.contains(to)
+            && let Some(b) = input.bounds.as_deref()
+            && b.lo.iter().chain(&b.hi).all(|&v| fits(v, to))
+        {
+            out.bounds = Some(Arc::new(Bounds::clone(b)));
+        }
+        Some(vec![out])
+    }
+
+    fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
+        let to = self.destination_type;
+        let v = cx.value(0);
+        cx.reserve(to, v.len())?;
+        let out = match v {
+            Value::Mapped(m) if packed::decodes(m.ty) => decode(m.ty, m.bytes, &m.shape, to),
+            _ => convert(&*cx.tensor(0)?, to),
+        };
+        out.ok_or_else(|| EvalError::UnsupportedType {
+            op: "Convert".into(),
+            ty: if TypeSet::ANY.contains(to) {
+                v.element_type()
+            } else {
+                to
+            },
+        })
+        .map(|t| vec![t])
+    }
+}
+
+impl Convert {
+    /// The tensor `t` converted to `destination_type`.
+    pub fn eval_tensor(&self, t: &Tensor) -> Result<Tensor, EvalError> {
+        convert(t, self.destination_type).ok_or_else(|| EvalError::UnsupportedType {
+            op: "Convert".into(),
+            ty: t.element_type(),
+        })
+    }
+}
+
+/// Whether `v` is a value of integer type `t` (bounds that convert unchanged).
+fn fits(v: i64, t: ElementType) -> bool {
+    if v == crate::shape::types::UNBOUNDED {
+        return t == ElementType::I64;
+    }
+    crate::dispatch!(int: t, T => T::try_from(v).is_ok(), _ => false)
+}
+
+/// Converts every element of `t` to `to` (`None` for a type a tensor cannot hold).
+pub fn convert(t: &Tensor, to: ElementType) -> Option<Tensor> {
+    fn to_dest<S: Cast, D: Cast>(t: &Tensor) -> Option<Tensor> {
+        let v = S::view(t)?;
+        Some(D::wrap(v.mapv(|x| D::from_num(x.to_num()))))
+    }
+    fn from_source<S: Cast>(t: &Tensor, to: ElementType) -> Option<Tensor> {
+        crate::dispatch!(any: to, D => to_dest::<S, D>(t), _ => None)
+    }
+    crate::dispatch!(any: t.element_type(), S => from_source::<S>(t, to), _ => None)
+}
+
+/// Decodes a packed Const's bytes into a tensor of `to`.
+fn decode(ty: ElementType, bytes: &[u8], shape: &[usize], to: ElementType) -> Option<Tensor> {
+    fn go<D: Cast>(ty: ElementType, bytes: &[u8], shape: &[usize]) -> Option<Tensor> {
+        let n: usize = shape.iter().product();
+        let v: Vec<D> = (0..n)
+            .map(|i| packed::get(ty, bytes, i).map(D::from_num))
+            .collect::<Option<_>>()?;
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), v)
+            .ok()
+            .map(D::wrap)
+    }
+    crate::dispatch!(any: to, D => go::<D>(ty, bytes, shape), _ => None)
+}
+
+/// One value converted as Convert converts it (for tables and tests).
+pub fn value<D: Element + Cast>(n: Num) -> D {
+    D::from_num(n)
 }

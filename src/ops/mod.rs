@@ -1,25 +1,46 @@
-//! The operations ovir understands: one file per op, and [`REGISTRY`], the one place where
-//! they are registered. Each op file documents its spec, attributes, accepted types and the
-//! semantic decisions ovir made for it.
+//! The operations ovir understands, as data: every op is a type implementing [`Op`] (parse its
+//! attributes, infer its outputs, evaluate, say whether it can be fused), described by an
+//! [`OpDef`] and listed once in [`REGISTRY`]. A member of an elementwise family is one row of its
+//! family's table (`binary/arith.rs`).
+//!
+//! Layers name their op by `type` and `version` (`opsetN`); [`resolve`] finds the op version
+//! that opset holds in OpenVINO's measured opset table ([`opset_table`]) and ovir's
+//! implementation of it, if there is one. A layer ovir does not implement becomes an
+//! [`opaque::Opaque`] node.
 
+pub mod binary;
+pub mod concat;
 pub mod constant;
+pub mod context;
 pub mod convert;
-pub mod divide;
+pub mod gather;
 pub mod kernel;
+pub mod opaque;
+pub mod opset_table;
+pub mod packed;
 pub mod parameter;
+pub mod reshape;
 pub mod result;
-pub mod subtract;
+pub mod shape_of;
+pub mod split;
+pub mod squeeze;
+
+use std::fmt;
+
+pub use context::{EvalCx, InferCx};
 
 use crate::dtype::ElementType;
 use crate::ir::Data;
+use crate::shape::TensorType;
+use crate::tensor::Tensor;
 
-/// Why an op could not compute its output.
+/// Why an op could not compute its outputs.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EvalError {
     #[error("the inputs' element types differ: {0} and {1}")]
     Types(ElementType, ElementType),
     #[error("ovir does not compute {op} on {ty}")]
-    UnsupportedType { op: &'static str, ty: ElementType },
+    UnsupportedType { op: String, ty: ElementType },
     #[error("the input shapes {a:?} and {b:?} do not broadcast: {reason}")]
     Shapes {
         a: Vec<usize>,
@@ -30,70 +51,300 @@ pub enum EvalError {
     DivisionByZero { index: Vec<usize> },
     #[error("integer overflow: the minimum value divided by -1 at output element {index:?}")]
     DivisionOverflow { index: Vec<usize> },
+    /// An input that is invalid for this op (an index out of range, a shape that does not fit).
+    #[error("{0}")]
+    Invalid(String),
+    /// The output would exceed the memory budget.
+    #[error("the {what} needs {needed} bytes, over the memory budget")]
+    Memory {
+        what: &'static str,
+        needed: u64,
+        in_use: u64,
+        limit: u64,
+    },
     #[error("internal error: {0}")]
     Internal(&'static str),
 }
 
-/// Element-level failures of a binary op, turned into [`EvalError`]s with the element index.
+impl EvalError {
+    /// The error as execution and `check` report it.
+    pub fn into_kind(self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind;
+        match self {
+            EvalError::DivisionByZero { index } => ErrorKind::DivisionByZero {
+                index: format!("{index:?}"),
+            },
+            EvalError::DivisionOverflow { index } => ErrorKind::DivisionOverflow {
+                index: format!("{index:?}"),
+            },
+            EvalError::Memory {
+                what,
+                needed,
+                in_use,
+                limit,
+            } => ErrorKind::MemoryBudget {
+                what,
+                needed,
+                in_use,
+                limit,
+            },
+            EvalError::Invalid(reason) => ErrorKind::InvalidInput { reason },
+            other => ErrorKind::Eval {
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+/// Element-level failures of a kernel, turned into [`EvalError`]s with the element index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ElemError {
     DivisionByZero,
     Overflow,
 }
 
-/// Newest opset ovir knows (OpenVINO 2026.4 reads opset1 to opset17). Every supported op is
-/// in opset1; how far it goes is [`OpDef::max_opset`] (measured: OpenVINO 2026.4's opset17
-/// has Parameter and Convert but not Constant, Result, Subtract or Divide).
-pub const MAX_OPSET: u32 = 17;
+/// What a layer is to the graph: a model input, a constant, a model output, a computation, or
+/// a layer ovir does not implement.
+pub enum Role<'a> {
+    Input(&'a parameter::Parameter),
+    Constant(&'a constant::Const),
+    Output,
+    Compute,
+    Opaque(&'a opaque::Opaque),
+}
 
 /// A layer's operation with its parsed attributes.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Op {
-    Parameter(parameter::Parameter),
-    Const(constant::Const),
-    Convert(convert::Convert),
-    Result(result::ResultOp),
-    Subtract(subtract::Subtract),
-    Divide(divide::Divide),
+pub trait Op: fmt::Debug + Send + Sync {
+    /// The op's definition; `None` for an opaque layer.
+    fn def(&self) -> Option<&'static OpDef>;
+
+    /// The layer type as reports print it (the op's canonical name, or what the file says).
+    fn name(&self) -> &str {
+        self.def().map_or("?", |d| d.name)
+    }
+
+    /// What the layer is to the graph (inputs, outputs and Consts are handled by the graph).
+    fn role(&self) -> Role<'_> {
+        Role::Compute
+    }
+
+    /// The port counts this layer must have (by default its definition's).
+    fn arity(&self) -> (Arity, Arity) {
+        self.def()
+            .map_or((Arity::ANY, Arity::ANY), |d| (d.inputs, d.outputs))
+    }
+
+    /// The element type, partial shape and, where the op knows them, the value or its bounds
+    /// of every output, from the inputs' (all known). Findings go to `cx`; `None` when the
+    /// outputs cannot be inferred (a finding says why).
+    fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>>;
+
+    /// Computes every output from the inputs.
+    fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError>;
+
+    /// Whether inference may compute the outputs' values when every input's value is known
+    /// (constant folding of small values); ops that are cheap and exact say yes.
+    fn folds(&self) -> bool {
+        true
+    }
+
+    /// Whether input `i`'s elements reach the outputs unchanged, only moved (data movement:
+    /// Gather's data, Concat's inputs, Reshape's data). Inference then finds the outputs'
+    /// bounds, when that input has bounds rather than a value, by evaluating the op on the
+    /// lower and on the upper bounds (OpenVINO's default `evaluate_lower`/`evaluate_upper`).
+    fn moves(&self, _input: usize) -> bool {
+        false
+    }
+
+    /// For an elementwise op that can join a fused group: how.
+    fn fusable(&self) -> Option<&dyn binary::Fusable> {
+        None
+    }
 }
 
-/// What the graph needs to know about an op before it understands the layer.
+/// How many ports of one direction an op takes: `min..=max`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arity {
+    pub min: usize,
+    pub max: usize,
+}
+
+impl Arity {
+    pub const ANY: Arity = Arity {
+        min: 0,
+        max: usize::MAX,
+    };
+
+    pub const fn exactly(n: usize) -> Arity {
+        Arity { min: n, max: n }
+    }
+
+    pub const fn range(min: usize, max: usize) -> Arity {
+        Arity { min, max }
+    }
+
+    pub const fn at_least(min: usize) -> Arity {
+        Arity {
+            min,
+            max: usize::MAX,
+        }
+    }
+
+    pub fn contains(self, n: usize) -> bool {
+        (self.min..=self.max).contains(&n)
+    }
+}
+
+impl fmt::Display for Arity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.min, self.max) {
+            (a, b) if a == b => write!(f, "{a}"),
+            (a, usize::MAX) => write!(f, "at least {a}"),
+            (a, b) => write!(f, "{a} to {b}"),
+        }
+    }
+}
+
+/// Parses a layer's `<data>` attributes into its op (every problem at once).
+pub type ParseFn = fn(&Attrs) -> Result<Box<dyn Op>, Vec<AttrError>>;
+
+/// What ovir knows of an op version before it reads a layer.
 pub struct OpDef {
-    /// The canonical type name, as `info` and errors print it.
+    /// The type name as OpenVINO's opset table spells it (`Subtract`, `Constant`).
     pub name: &'static str,
-    /// Other spellings of the type (matched case-insensitively like the name).
+    /// Other spellings of the type in IR files (matched case-insensitively like the name).
     pub aliases: &'static [&'static str],
-    pub inputs: usize,
-    pub outputs: usize,
-    /// The newest opset that contains the op (it is in every opset from opset1 to this one).
-    pub max_opset: u32,
+    /// The op's version: the N of the opset that introduced it (Gather-8 is 8).
+    pub version: u32,
+    pub inputs: Arity,
+    pub outputs: Arity,
     /// Parses the `<data>` attributes.
-    pub parse: fn(&Attrs) -> Result<Op, Vec<AttrError>>,
+    pub parse: ParseFn,
 }
 
-/// The one registration point.
-pub const REGISTRY: &[OpDef] = &[
-    parameter::DEF,
-    constant::DEF,
-    convert::DEF,
-    result::DEF,
-    subtract::DEF,
-    divide::DEF,
+impl fmt::Debug for OpDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.name, self.version)
+    }
+}
+
+impl OpDef {
+    /// `Gather-8`.
+    pub fn title(&self) -> String {
+        format!("{}-{}", self.name, self.version)
+    }
+
+    /// The opsets that hold this version (first, last), from the measured table.
+    pub fn opsets(&self) -> Option<(u32, u32)> {
+        opset_table::OPSET_OPS
+            .iter()
+            .find(|(n, v, _, _)| *n == self.name && *v == self.version)
+            .map(|&(_, _, first, last)| (first, last))
+    }
+}
+
+/// The one registration point: every op version ovir implements.
+pub const REGISTRY: &[&OpDef] = &[
+    &parameter::DEF,
+    &constant::DEF,
+    &result::DEF,
+    &convert::DEF,
+    &binary::arith::SUBTRACT,
+    &binary::arith::DIVIDE,
+    &binary::arith::ADD,
+    &binary::arith::MULTIPLY,
+    &shape_of::DEF_1,
+    &shape_of::DEF_3,
+    &concat::DEF,
+    &gather::DEF_1,
+    &gather::DEF_7,
+    &gather::DEF_8,
+    &reshape::DEF,
+    &squeeze::SQUEEZE,
+    &squeeze::UNSQUEEZE,
+    &split::SPLIT,
+    &split::VARIADIC_SPLIT,
 ];
 
-/// Finds an op by layer `type`, case-insensitively (`Const` and `Constant` are the same op).
-pub fn lookup(ty: &str) -> Option<&'static OpDef> {
-    REGISTRY.iter().find(|d| {
-        d.name.eq_ignore_ascii_case(ty) || d.aliases.iter().any(|a| a.eq_ignore_ascii_case(ty))
+/// The newest opset OpenVINO has (from the measured table).
+pub const MAX_OPSET: u32 = opset_table::MAX_OPSET;
+
+/// What a layer's `type` and `version` name.
+#[derive(Debug)]
+pub enum Resolved {
+    /// An op version ovir implements.
+    Op(&'static OpDef),
+    /// An OpenVINO op version ovir does not implement (yet): the layer is opaque.
+    Unimplemented { name: &'static str, version: u32 },
+    /// A `version` that is no standard opset (`extension`, a custom or internal opset): ovir
+    /// cannot know the op, and the layer is opaque.
+    Custom,
+    /// `opsetN` with an N OpenVINO does not have.
+    NoSuchOpset,
+    /// A standard opset that does not hold this type (OpenVINO refuses such a layer).
+    NotInOpset {
+        /// The type as the table spells it, if OpenVINO has it in some opset.
+        known: Option<(&'static str, u32, u32)>,
+    },
+}
+
+/// The canonical spelling of a layer type in the opset table: `Const` is `Constant`.
+fn table_name(ty: &str) -> Option<&'static str> {
+    let ty = if ty.eq_ignore_ascii_case("Const") {
+        "Constant"
+    } else {
+        ty
+    };
+    opset_table::OPSET_OPS
+        .iter()
+        .find(|(n, ..)| n.eq_ignore_ascii_case(ty))
+        .map(|(n, ..)| *n)
+}
+
+/// Finds the op a layer names: `ty` case-insensitively (`Const` = `Constant`), `version` an
+/// opset name (`opset1` … `opsetN`) or anything else (a custom opset).
+pub fn resolve(ty: &str, version: &str) -> Resolved {
+    let Some(opset) = parse_opset(version) else {
+        let numbered = version
+            .strip_prefix("opset")
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+        return if numbered {
+            Resolved::NoSuchOpset
+        } else {
+            Resolved::Custom
+        };
+    };
+    let Some(name) = table_name(ty) else {
+        return Resolved::NotInOpset { known: None };
+    };
+    let rows = || opset_table::OPSET_OPS.iter().filter(|(n, ..)| *n == name);
+    let Some(&(_, v, _, _)) = rows().find(|(_, _, first, last)| (*first..=*last).contains(&opset))
+    else {
+        let first = rows().map(|r| r.2).min().unwrap_or(0);
+        let last = rows().map(|r| r.3).max().unwrap_or(0);
+        return Resolved::NotInOpset {
+            known: Some((name, first, last)),
+        };
+    };
+    match REGISTRY.iter().find(|d| d.name == name && d.version == v) {
+        Some(d) => Resolved::Op(d),
+        None => Resolved::Unimplemented { name, version: v },
+    }
+}
+
+/// `ty` as a static string, when it is exactly the name (or an alias) of an op ovir implements
+/// (saves an allocation per layer when reading large files).
+pub fn static_name(ty: &str) -> Option<&'static str> {
+    REGISTRY.iter().find_map(|d| {
+        if d.name == ty {
+            Some(d.name)
+        } else {
+            d.aliases.iter().copied().find(|a| *a == ty)
+        }
     })
 }
 
-/// The canonical names of all supported ops.
-pub fn supported() -> Vec<&'static str> {
-    REGISTRY.iter().map(|d| d.name).collect()
-}
-
-/// Parses a layer `version` (`opset1` … `opsetN`) into its number, if ovir knows the opset.
+/// Parses a layer `version` (`opset1` … `opsetN`) into its number, if it is a standard opset.
 pub fn parse_opset(version: &str) -> Option<u32> {
     let digits = version.strip_prefix("opset")?;
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -101,98 +352,6 @@ pub fn parse_opset(version: &str) -> Option<u32> {
     }
     let n: u32 = digits.parse().ok()?;
     (1..=MAX_OPSET).contains(&n).then_some(n)
-}
-
-impl OpDef {
-    /// Whether the op is in opset `version` (`opset1`, `opset13`, ...).
-    pub fn in_opset(&self, version: &str) -> bool {
-        parse_opset(version).is_some_and(|n| n <= self.max_opset)
-    }
-}
-
-impl Op {
-    pub fn def(&self) -> &'static OpDef {
-        match self {
-            Op::Parameter(_) => &parameter::DEF,
-            Op::Const(_) => &constant::DEF,
-            Op::Convert(_) => &convert::DEF,
-            Op::Result(_) => &result::DEF,
-            Op::Subtract(_) => &subtract::DEF,
-            Op::Divide(_) => &divide::DEF,
-        }
-    }
-
-    pub fn name(&self) -> &'static str {
-        self.def().name
-    }
-
-    /// For the elementwise binary ops (which execution may fuse): their broadcast rule and
-    /// kernel.
-    pub fn elementwise(&self) -> Option<(crate::broadcast::AutoBroadcast, Elementwise)> {
-        match self {
-            Op::Subtract(s) => Some((s.auto_broadcast, Elementwise::Subtract)),
-            Op::Divide(d) => Some((
-                d.auto_broadcast,
-                Elementwise::Divide {
-                    pythondiv: d.pythondiv,
-                },
-            )),
-            _ => None,
-        }
-    }
-}
-
-/// An element type both elementwise ops compute with (all twelve).
-pub trait Arith: subtract::SubtractElem + divide::DivideElem + kernel::Chain {}
-impl<T: subtract::SubtractElem + divide::DivideElem + kernel::Chain> Arith for T {}
-
-/// The kernel of an elementwise binary op, as a fused group runs it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Elementwise {
-    Subtract,
-    Divide { pythondiv: bool },
-}
-
-impl Elementwise {
-    pub fn name(self) -> &'static str {
-        match self {
-            Elementwise::Subtract => subtract::DEF.name,
-            Elementwise::Divide { .. } => divide::DEF.name,
-        }
-    }
-
-    /// `a op b` broadcast by `spec`: both inputs of one element type.
-    pub fn eval(
-        self,
-        spec: crate::broadcast::AutoBroadcast,
-        a: &crate::Tensor,
-        b: &crate::Tensor,
-    ) -> Result<crate::Tensor, EvalError> {
-        let ty = a.element_type();
-        if ty != b.element_type() {
-            return Err(EvalError::Types(ty, b.element_type()));
-        }
-        crate::dispatch!(ty, T => kernel::binary::<T>(spec, a, b, |x, y, out| self.run(x, y, out)), _ => Err(EvalError::UnsupportedType { op: self.name(), ty }))
-    }
-
-    /// The op's loop over one run (see [`kernel::binary`]).
-    #[inline(always)]
-    pub fn run<T: Arith>(
-        self,
-        a: kernel::Src<'_, T>,
-        b: kernel::Src<'_, T>,
-        out: kernel::Out<'_, T>,
-    ) -> kernel::RunResult {
-        match self {
-            Elementwise::Subtract => {
-                <T as subtract::SubtractElem>::run(a, b, out);
-                Ok(())
-            }
-            Elementwise::Divide { pythondiv } => {
-                <T as divide::DivideElem>::run(a, b, out, pythondiv)
-            }
-        }
-    }
 }
 
 /// A problem with one `<data>` attribute.
@@ -246,6 +405,19 @@ impl<'d, 'a> Attrs<'d, 'a> {
         f(text).map_err(|reason| self.invalid(name, reason))
     }
 
+    /// An optional attribute parsed by `f`, or `default`.
+    pub fn parse_or<T>(
+        &self,
+        name: &str,
+        default: T,
+        f: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Result<T, AttrError> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(text) => f(text).map_err(|reason| self.invalid(name, reason)),
+        }
+    }
+
     /// A boolean attribute: `true`, `false`, `1` or `0`, any case. Anything else is an error
     /// (OpenVINO silently keeps the default).
     pub fn bool_or(&self, names: &[&str], default: bool) -> Result<bool, AttrError> {
@@ -283,6 +455,27 @@ impl<'d, 'a> Attrs<'d, 'a> {
     }
 }
 
+/// Collects the errors of several attribute parses: `Ok` with every value, or every error.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! attrs_all {
+    ($($r:expr),+ $(,)?) => {{
+        let mut errors: Vec<$crate::ops::AttrError> = Vec::new();
+        let values = ($(match $r {
+            Ok(v) => Some(v),
+            Err(e) => {
+                errors.push(e);
+                None
+            }
+        },)+);
+        if errors.is_empty() {
+            Ok(values)
+        } else {
+            Err(errors)
+        }
+    }};
+}
+
 /// An unsigned 64-bit integer written in decimal digits only.
 pub fn parse_u64(text: &str) -> Result<u64, String> {
     let t = text.trim();
@@ -293,7 +486,27 @@ pub fn parse_u64(text: &str) -> Result<u64, String> {
         .map_err(|_| "the number is too large for 64 bits".into())
 }
 
-/// An element type attribute (`element_type`, `destination_type`).
+/// A signed 64-bit integer.
+pub fn parse_i64(text: &str) -> Result<i64, String> {
+    let t = text.trim();
+    let digits = t.strip_prefix('-').unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("expected an integer".into());
+    }
+    t.parse::<i64>()
+        .map_err(|_| "the number does not fit in 64 bits".into())
+}
+
+/// A comma-separated list of signed integers (`axes="0,2"`; empty for none).
+pub fn parse_i64_list(text: &str) -> Result<Vec<i64>, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(Vec::new());
+    }
+    t.split(',').map(parse_i64).collect()
+}
+
+/// An element type attribute (`element_type`, `destination_type`, `output_type`).
 pub fn parse_element_type(text: &str) -> Result<crate::ElementType, String> {
     crate::ElementType::parse(text.trim()).ok_or_else(|| {
         format!(
@@ -305,45 +518,70 @@ pub fn parse_element_type(text: &str) -> Result<crate::ElementType, String> {
     })
 }
 
+/// An axis attribute or value `axis` of a tensor of rank `rank`: negative counts from the end.
+pub fn normalize_axis(axis: i64, rank: usize) -> Option<usize> {
+    let r = i64::try_from(rank).ok()?;
+    let a = if axis < 0 { axis + r } else { axis };
+    (0..r).contains(&a).then_some(a as usize)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn lookup_is_case_insensitive_with_aliases() {
-        for (ty, want) in [
-            ("Subtract", Some("Subtract")),
-            ("subtract", Some("Subtract")),
-            ("DIVIDE", Some("Divide")),
-            ("Const", Some("Const")),
-            ("Constant", Some("Const")),
-            ("constant", Some("Const")),
-            ("Parameter", Some("Parameter")),
-            ("Result", Some("Result")),
-            ("convert", Some("Convert")),
-            ("Add", None),
-            ("Subtrakt", None),
-        ] {
-            assert_eq!(lookup(ty).map(|d| d.name), want, "{ty}");
+    fn resolved(ty: &str, version: &str) -> String {
+        match resolve(ty, version) {
+            Resolved::Op(d) => format!("op {}", d.title()),
+            Resolved::Unimplemented { name, version } => format!("opaque {name}-{version}"),
+            Resolved::Custom => "custom".into(),
+            Resolved::NoSuchOpset => "no such opset".into(),
+            Resolved::NotInOpset { known } => format!("not in opset {known:?}"),
         }
     }
 
     #[test]
-    fn ops_per_opset() {
-        let sub = lookup("Subtract").unwrap();
-        let param = lookup("Parameter").unwrap();
-        assert!(sub.in_opset("opset1") && sub.in_opset("opset16") && !sub.in_opset("opset17"));
-        assert!(param.in_opset("opset17") && !param.in_opset("opset18"));
-        assert!(!sub.in_opset("opset+1") && !sub.in_opset("opset01x"));
+    fn layers_resolve_by_type_and_opset() {
+        for (ty, version, want) in [
+            ("Subtract", "opset1", "op Subtract-1"),
+            ("subtract", "opset16", "op Subtract-1"),
+            ("DIVIDE", "opset3", "op Divide-1"),
+            ("Const", "opset1", "op Constant-1"),
+            ("Constant", "opset7", "op Constant-1"),
+            ("constant", "opset1", "op Constant-1"),
+            ("Parameter", "opset17", "op Parameter-1"),
+            ("Gather", "opset1", "op Gather-1"),
+            ("Gather", "opset7", "op Gather-7"),
+            ("Gather", "opset13", "op Gather-8"),
+            ("Convolution", "opset1", "opaque Convolution-1"),
+            ("MyCustomOp", "extension", "custom"),
+            ("Subtract", "opset+1", "custom"),
+            ("Subtract", "opset99", "no such opset"),
+            ("Subtract", "opset0", "no such opset"),
+            ("Subtrakt", "opset1", "not in opset None"),
+        ] {
+            assert_eq!(resolved(ty, version), want, "{ty} {version}");
+        }
+        assert!(resolved("Subtract", &format!("opset{}", MAX_OPSET)).starts_with("not in opset"));
+    }
+
+    #[test]
+    fn every_registered_op_is_in_openvinos_table() {
+        for d in REGISTRY {
+            assert!(d.opsets().is_some(), "{} is in no opset", d.title());
+            let dup = REGISTRY
+                .iter()
+                .filter(|e| e.name == d.name && e.version == d.version)
+                .count();
+            assert_eq!(dup, 1, "{} registered twice", d.title());
+        }
     }
 
     #[test]
     fn opsets() {
         assert_eq!(parse_opset("opset1"), Some(1));
-        assert_eq!(parse_opset("opset17"), Some(17));
+        assert_eq!(parse_opset(&format!("opset{MAX_OPSET}")), Some(MAX_OPSET));
         for bad in [
             "opset0",
-            "opset18",
             "opset99",
             "Opset1",
             "opset",

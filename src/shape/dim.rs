@@ -98,6 +98,28 @@ impl Dim {
         }
     }
 
+    /// The interval sum (unbounded where it would exceed [`MAX_DIM`]).
+    pub fn plus(self, other: Dim) -> Dim {
+        let min = self.min.saturating_add(other.min).min(MAX_DIM);
+        let max = match (self.max, other.max) {
+            (Some(a), Some(b)) => a.checked_add(b).filter(|&s| s <= MAX_DIM),
+            _ => None,
+        };
+        Dim { min, max }
+    }
+
+    /// The interval product (unbounded where it would exceed [`MAX_DIM`]).
+    pub fn times(self, other: Dim) -> Dim {
+        let min = self.min.saturating_mul(other.min).min(MAX_DIM);
+        let max = match (self.max, other.max) {
+            (Some(a), Some(b)) => a.checked_mul(b).filter(|&s| s <= MAX_DIM),
+            // An unbounded factor times a zero-only one is zero.
+            (Some(0), None) | (None, Some(0)) => Some(0),
+            _ => None,
+        };
+        Dim { min, max }
+    }
+
     /// Parses one dimension field (already trimmed).
     pub fn parse(field: &str) -> Result<Dim, ShapeParseError> {
         let err = |reason: &str| ShapeParseError::new(field, reason);
@@ -197,6 +219,16 @@ impl PartialShape {
 
     pub fn is_static(&self) -> bool {
         self.to_static().is_some()
+    }
+
+    /// The number of elements, as an interval (`None` for a dynamic rank).
+    pub fn elements(&self) -> Option<Dim> {
+        Some(
+            self.dims
+                .as_ref()?
+                .iter()
+                .fold(Dim::fixed(1), |acc, &d| acc.times(d)),
+        )
     }
 
     /// Parses the IR / command-line shape grammar described in the module docs.

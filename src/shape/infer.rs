@@ -1,19 +1,24 @@
-//! Stage 3: element types and shapes of every port, inferred in topological order, and every
-//! declared `<dim>` and `precision` compared with them. Every finding is collected.
+//! Stage 3: element types, shapes and small values of every port, inferred in topological
+//! order by each layer's op ([`Op::infer`](crate::ops::Op::infer)), and every declared `<dim>`
+//! and `precision` compared with them. Every finding is collected.
+//!
+//! Values: when every input of a layer has a known value and its outputs are small
+//! ([`VALUE_LIMIT`]), the op is evaluated on them (constant folding of shape subgraphs); when a
+//! data-movement op's input has interval bounds instead ([`Op::moves`](crate::ops::Op::moves)),
+//! it is evaluated on the lower and on the upper bounds, as OpenVINO's `evaluate_lower` and
+//! `evaluate_upper` do.
 
-use crate::broadcast::AutoBroadcast;
+use std::sync::Arc;
+
 use crate::dtype::ElementType;
 use crate::error::{Diagnostic, Error, ErrorKind, PortDir};
 use crate::graph::{Graph, PortDecl};
-use crate::ops::Op;
+use crate::memory::Budget;
+use crate::ops::{EvalCx, InferCx, Role};
 use crate::shape::PartialShape;
-
-/// The type of a value flowing along an edge.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TensorType {
-    pub element_type: ElementType,
-    pub shape: PartialShape,
-}
+pub use crate::shape::types::TensorType;
+use crate::shape::types::{Bounds, UNBOUNDED, VALUE_LIMIT, int_values};
+use crate::tensor::{Tensor, TypeSet, Value};
 
 /// Inferred types of every output port (`None` where an error upstream left it unknown).
 #[derive(Debug, Default)]
@@ -29,17 +34,22 @@ impl Inferred {
     }
 }
 
-/// Element types ovir's kernels run (Subtract, Divide, Convert).
+/// Element types ovir's kernels compute with.
 pub fn runnable(t: ElementType) -> bool {
-    use ElementType::*;
-    matches!(
-        t,
-        F16 | Bf16 | F32 | F64 | I8 | I16 | I32 | I64 | U8 | U16 | U32 | U64
-    )
+    TypeSet::ANY.contains(t)
 }
 
-/// Infers every port's type. `overrides` specialise inputs: (input index, shape), e.g. from
-/// `--shape`. Returns the types and every finding (errors and warnings), in graph order.
+fn finding(g: &Graph, node: usize, port: Option<(PortDir, usize)>, kind: ErrorKind) -> Diagnostic {
+    let e = Error::at(kind, g.locate(node, port));
+    if e.kind().is_warning() {
+        Diagnostic::warning(e)
+    } else {
+        Diagnostic::error(e)
+    }
+}
+
+/// Infers every port's type. `overrides` specialise inputs: (input index, name, shape), e.g.
+/// from `--shape`. Returns the types and every finding (errors and warnings), in graph order.
 pub fn infer(
     g: &Graph,
     overrides: &[(usize, String, PartialShape)],
@@ -52,192 +62,197 @@ pub fn infer(
             .collect(),
     };
     let mut found = Vec::new();
-    let err = |g: &Graph, node: usize, port: Option<(PortDir, usize)>, kind: ErrorKind| {
-        let at = g.locate(node, port);
-        let e = Error::at(kind, at);
-        if e.kind().is_warning() {
-            Diagnostic::warning(e)
-        } else {
-            Diagnostic::error(e)
-        }
-    };
-
+    let mut local = Vec::new();
     for &i in &g.order {
         let node = &g.nodes[i];
-        let input = |j: usize| -> Option<&TensorType> {
-            let src = node.inputs.get(j)?.source;
-            out.outputs[src.node][src.port].as_ref()
+        let inputs: Option<Vec<&TensorType>> = node
+            .inputs
+            .iter()
+            .map(|p| out.outputs[p.source.node][p.source.port].as_ref())
+            .collect();
+        // An input left unknown by an error upstream stops only this branch.
+        let Some(inputs) = inputs else { continue };
+        let shape_override = match node.op.role() {
+            Role::Input(_) => g
+                .inputs
+                .iter()
+                .position(|&n| n == i)
+                .and_then(|k| overrides.iter().find(|(o, _, _)| *o == k))
+                .map(|(_, name, shape)| (name.as_str(), shape)),
+            _ => None,
         };
-        let result: Option<TensorType> = match &node.op {
-            Op::Parameter(p) => {
-                let mut shape = p.shape.clone();
-                let pos = g.inputs.iter().position(|&n| n == i);
-                if let Some((_, name, given)) = overrides.iter().find(|(k, _, _)| Some(*k) == pos) {
-                    match crate::broadcast::merge(&p.shape, given) {
-                        Ok(s) if s.rank() == given.rank() || p.shape.rank().is_none() => shape = s,
-                        _ => found.push(err(
-                            g,
-                            i,
-                            None,
-                            ErrorKind::ShapeOverride {
-                                name: name.clone(),
-                                given: given.to_string(),
-                                declared: p.shape.to_string(),
-                            },
-                        )),
-                    }
-                }
-                Some(TensorType {
-                    element_type: p.element_type,
-                    shape,
-                })
-            }
-            Op::Const(c) => Some(TensorType {
-                element_type: c.element_type,
-                shape: PartialShape::fixed(&c.shape),
-            }),
-            Op::Convert(c) => input(0).map(|t| {
-                for ty in [t.element_type, c.destination_type] {
-                    if ty != ElementType::Boolean && ty != ElementType::Dynamic && !runnable(ty) {
-                        found.push(err(
-                            g,
-                            i,
-                            None,
-                            ErrorKind::CannotRunType { op: "Convert", ty },
-                        ));
-                    }
-                }
-                TensorType {
-                    element_type: c.destination_type,
-                    shape: t.shape.clone(),
-                }
-            }),
-            Op::Result(_) => None,
-            Op::Subtract(s) => input(0).zip(input(1)).and_then(|(a, b)| {
-                binary(g, i, "Subtract", s.auto_broadcast, a, b, &mut found, &err)
-            }),
-            Op::Divide(d) => input(0).zip(input(1)).and_then(|(a, b)| {
-                binary(g, i, "Divide", d.auto_broadcast, a, b, &mut found, &err)
-            }),
+        let declared: Vec<PortDecl> = if matches!(node.op.role(), Role::Opaque(_)) {
+            node.outputs.iter().map(|p| p.decl.clone()).collect()
+        } else {
+            Vec::new()
         };
-        if let (Some(t), Some(slot)) = (result, out.outputs[i].first_mut()) {
+        let mut cx = InferCx {
+            inputs: &inputs,
+            declared_outputs: &declared,
+            shape_override,
+            weights: g.weights.as_deref(),
+            findings: &mut local,
+        };
+        let result = node.op.infer(&mut cx);
+        for (kind, port) in local.drain(..) {
+            found.push(finding(g, i, port, kind));
+        }
+        let Some(mut types) = result else { continue };
+        fold(g, i, &inputs, &mut types, &mut found);
+        drop(inputs);
+        for (slot, t) in out.outputs[i].iter_mut().zip(types) {
             *slot = Some(t);
         }
     }
 
-    // Declared port dims and precisions against the inferred types.
+    // Declared port dims and precisions against the inferred types (an opaque layer's outputs
+    // are what it declares).
     for (i, node) in g.nodes.iter().enumerate() {
         for (j, p) in node.inputs.iter().enumerate() {
             if let Some(t) = out.outputs[p.source.node][p.source.port].as_ref() {
-                compare_declared(g, i, (PortDir::Input, j), &p.decl, t, &mut found, &err);
+                compare_declared(g, i, (PortDir::Input, j), &p.decl, t, &mut found);
             }
+        }
+        if node.opaque().is_some() {
+            continue;
         }
         for (k, p) in node.outputs.iter().enumerate() {
             if let Some(t) = out.outputs[i][k].as_ref() {
-                compare_declared(g, i, (PortDir::Output, k), &p.decl, t, &mut found, &err);
+                compare_declared(g, i, (PortDir::Output, k), &p.decl, t, &mut found);
             }
         }
     }
 
     for &i in &g.dead {
-        found.push(err(g, i, None, ErrorKind::DeadLayer));
+        found.push(finding(g, i, None, ErrorKind::DeadLayer));
     }
     for &i in &g.unused_inputs {
-        found.push(err(g, i, None, ErrorKind::UnusedInput));
+        found.push(finding(g, i, None, ErrorKind::UnusedInput));
     }
     (out, found)
 }
 
-type MakeFinding = dyn Fn(&Graph, usize, Option<(PortDir, usize)>, ErrorKind) -> Diagnostic;
+/// The number of elements of a static shape, if it is one.
+fn static_len(shape: &PartialShape) -> Option<usize> {
+    shape
+        .to_static()?
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
+}
 
-#[allow(clippy::too_many_arguments)]
-fn binary(
+/// Values of small outputs computed from known inputs, and bounds through data movement.
+fn fold(
     g: &Graph,
     i: usize,
-    op: &'static str,
-    spec: AutoBroadcast,
-    a: &TensorType,
-    b: &TensorType,
+    inputs: &[&TensorType],
+    types: &mut [TensorType],
     found: &mut Vec<Diagnostic>,
-    err: &MakeFinding,
-) -> Option<TensorType> {
-    let ty = match (a.element_type, b.element_type) {
-        (x, y) if x == y => x,
-        (ElementType::Dynamic, y) => y,
-        (x, ElementType::Dynamic) => x,
-        (x, y) => {
-            found.push(err(
-                g,
-                i,
-                None,
-                ErrorKind::ElementTypeMismatch { a: x, b: y },
-            ));
-            return None;
-        }
+) {
+    let op = &g.nodes[i].op;
+    if !op.folds() || types.is_empty() || inputs.is_empty() {
+        return;
+    }
+    let small = types
+        .iter()
+        .all(|t| static_len(&t.shape).is_some_and(|n| n <= VALUE_LIMIT));
+    if !small {
+        return;
+    }
+    let budget = Budget {
+        limit: u64::MAX,
+        in_use: 0,
     };
-    match ty {
-        ElementType::Boolean | ElementType::String => {
-            found.push(err(
-                g,
-                i,
-                None,
-                ErrorKind::UnsupportedElementType { op, ty },
-            ));
-            return None;
-        }
-        ElementType::Dynamic => {}
-        t if !runnable(t) => found.push(err(g, i, None, ErrorKind::CannotRunType { op, ty: t })),
-        _ => {}
-    }
-    if let AutoBroadcast::Pdpd {
-        axis_given: false, ..
-    } = spec
-    {
-        let consequence = match (a.shape.rank(), b.shape.rank()) {
-            (Some(ra), Some(rb)) if ra == rb => {
-                "both readings give the same result here".to_owned()
+    if inputs.iter().all(|t| t.value.is_some()) {
+        let values: Vec<Value<'_>> = inputs
+            .iter()
+            .filter_map(|t| t.value.clone().map(Value::Tensor))
+            .collect();
+        match op.eval(&EvalCx::new(&values, budget)) {
+            Ok(outs) if outs.len() == types.len() => {
+                for (t, v) in types.iter_mut().zip(outs) {
+                    if v.element_type() == t.element_type {
+                        t.shape = PartialShape::fixed(
+                            &v.shape().iter().map(|&d| d as u64).collect::<Vec<_>>(),
+                        );
+                        t.value = Some(Arc::new(v));
+                        t.bounds = None;
+                    }
+                }
             }
-            (Some(ra), Some(rb)) => match crate::broadcast::pdpd(&a.shape, &b.shape, 0) {
-                Ok(_) => format!(
-                    "the readings differ here: OpenVINO aligns B at axis 0, ovir at axis {}",
-                    ra.saturating_sub(rb)
-                ),
-                Err(_) => "OpenVINO would reject this model (B does not fit at axis 0)".to_owned(),
-            },
-            _ => "the readings may differ (a rank is dynamic)".to_owned(),
-        };
-        found.push(err(g, i, None, ErrorKind::PdpdAxisMissing { consequence }));
-    }
-    match spec.infer(&a.shape, &b.shape) {
-        Ok(shape) => Some(TensorType {
-            element_type: ty,
-            shape,
-        }),
-        Err(e) => {
-            let mode = match spec {
-                AutoBroadcast::None => "none".to_owned(),
-                AutoBroadcast::Numpy => "numpy".to_owned(),
-                AutoBroadcast::Pdpd { axis, .. } => format!("pdpd (axis {axis})"),
-            };
-            let reason = match e.axis {
-                Some(ax) => format!("at output axis {ax}, {}", e.reason),
-                None => e.reason,
-            };
-            found.push(err(
-                g,
-                i,
-                None,
-                ErrorKind::IncompatibleShapes {
-                    mode,
-                    a: a.shape.to_string(),
-                    b: b.shape.to_string(),
-                    axis: e.axis,
-                    reason,
-                },
-            ));
-            None
+            Ok(_) => {}
+            Err(e) => found.push(finding(g, i, None, e.into_kind())),
         }
+        return;
     }
+    // Bounds: every input with bounds but no value must be one the op only moves, and every
+    // other input must be known.
+    let bounded = |t: &TensorType| t.value.is_none() && t.bounds.is_some();
+    let usable = inputs
+        .iter()
+        .enumerate()
+        .all(|(k, t)| t.value.is_some() || (bounded(t) && op.moves(k)))
+        && inputs.iter().any(|t| bounded(t));
+    if !usable {
+        return;
+    }
+    let side = |upper: bool| -> Option<Vec<Tensor>> {
+        let values: Vec<Value<'_>> = inputs
+            .iter()
+            .map(|t| match &t.value {
+                Some(v) => Some(Value::Tensor(v.clone())),
+                None => {
+                    let b = t.bounds.as_deref()?;
+                    bound_tensor(t, if upper { &b.hi } else { &b.lo })
+                        .map(|x| Value::Tensor(Arc::new(x)))
+                }
+            })
+            .collect::<Option<_>>()?;
+        op.eval(&EvalCx::new(&values, budget)).ok()
+    };
+    let (Some(lo), Some(hi)) = (side(false), side(true)) else {
+        return;
+    };
+    for ((t, l), h) in types.iter_mut().zip(lo).zip(hi) {
+        if !TypeSet::INT.contains(t.element_type) || l.element_type() != t.element_type {
+            continue;
+        }
+        let max = type_max(t.element_type);
+        let (Some(lo), Some(hi)) = (int_values(&l), int_values(&h)) else {
+            continue;
+        };
+        let hi = hi
+            .into_iter()
+            .map(|v| if Some(v) == max { UNBOUNDED } else { v })
+            .collect();
+        let shape = PartialShape::fixed(&l.shape().iter().map(|&d| d as u64).collect::<Vec<_>>());
+        *t = Bounds { lo, hi }.into_type(t.element_type, shape);
+    }
+}
+
+/// The largest value of an integer type, as an i64 (`None` for u64, whose maximum is larger).
+fn type_max(t: ElementType) -> Option<i64> {
+    crate::dispatch!(int: t, T => i64::try_from(crate::num::Int::to_i128(<T as crate::num::Int>::MAX)).ok(), _ => None)
+}
+
+/// A tensor of `t`'s type and shape holding bound values, [`UNBOUNDED`] (and anything beyond
+/// the type) as the type's extremes, as OpenVINO represents bounds.
+fn bound_tensor(t: &TensorType, values: &[i64]) -> Option<Tensor> {
+    fn go<T: crate::num::Int + TryFrom<i64>>(shape: &[usize], values: &[i64]) -> Option<Tensor> {
+        let v: Vec<T> = values
+            .iter()
+            .map(|&x| T::try_from(x).unwrap_or(if x < 0 { T::MIN } else { T::MAX }))
+            .collect();
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), v)
+            .ok()
+            .map(T::wrap)
+    }
+    let shape: Vec<usize> = t
+        .shape
+        .to_static()?
+        .iter()
+        .map(|&d| usize::try_from(d).ok())
+        .collect::<Option<_>>()?;
+    crate::dispatch!(int: t.element_type, T => go::<T>(&shape, values), _ => None)
 }
 
 fn show_declared(dims: &[Option<u64>]) -> String {
@@ -248,7 +263,6 @@ fn show_declared(dims: &[Option<u64>]) -> String {
     format!("[{}]", parts.join(","))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn compare_declared(
     g: &Graph,
     node: usize,
@@ -256,8 +270,8 @@ fn compare_declared(
     decl: &PortDecl,
     t: &TensorType,
     found: &mut Vec<Diagnostic>,
-    err: &MakeFinding,
 ) {
+    let err = finding;
     if let Some(p) = decl.precision
         && p != ElementType::Dynamic
         && t.element_type != ElementType::Dynamic
@@ -274,6 +288,10 @@ fn compare_declared(
         ));
     }
     let declared = || show_declared(&decl.dims);
+    if decl.dims.is_empty() {
+        // OpenVINO writes no <dim> for a scalar and none for a dynamic rank: nothing to compare.
+        return;
+    }
     let Some(dims) = t.shape.dims() else {
         // OpenVINO writes a dynamic rank as no dims at all.
         if decl.dims.iter().any(Option::is_some) {

@@ -1,8 +1,11 @@
 //! Stage 3: shapes. [`dim`] holds dimensions (static, interval, dynamic) and partial shapes;
-//! [`infer`] infers every port's element type and shape and checks the declared `<dim>`s.
+//! [`types`] what inference knows of a value (type, shape, small values, bounds); [`infer`]
+//! infers every port and checks the declared `<dim>`s.
 
 pub mod dim;
 pub mod infer;
+pub mod types;
 
 pub use dim::{Dim, PartialShape, ShapeParseError};
-pub use infer::{Inferred, TensorType, infer};
+pub use infer::{Inferred, infer};
+pub use types::TensorType;

@@ -1,4 +1,5 @@
-//! Divide-1: elementwise `a / b` with broadcasting.
+//! Divide-1: elementwise `a / b` with broadcasting (a row of the arithmetic family with its own
+//! attribute and integer kernel).
 //!
 //! Spec: <https://docs.openvino.ai/2026/documentation/openvino-ir-format/operation-sets/operation-specs/arithmetic/divide-1.html>
 //!
@@ -19,106 +20,99 @@
 //! * Integer division by zero, and the minimum signed value divided by −1, are errors naming
 //!   the first offending output element (OpenVINO's reference throws or dies with SIGFPE; its
 //!   CPU plugin returns garbage).
+//!
+//! Integers divided exactly through floats, since `idiv` has no vector form. The quotient of
+//! two integers below 2^53 in magnitude, computed in f64, is correctly rounded and cannot cross
+//! an integer: its distance to the nearest integer, if it is not one, is at least 1/|b|, more
+//! than its rounding error (at most |a/b|·2^-53 < 1/|b|). So truncating or flooring it gives
+//! the exact integer quotient. The same argument in f32 holds below 2^24 (twice the lanes, and
+//! a faster divider).
+//!
+//! Each block divides in f32 when all its values are below 2^24, else in f64 when all are below
+//! 2^53 (always, for types of at most 32 bits), else (i64, u64) element by element, checked.
+//! With AVX2 or AVX-512 (detected at run time by [`kernel::map`]) the float loops are vector
+//! divisions.
 
-use half::{bf16, f16};
+use super::Arith;
+use crate::num::{Float, Int};
+use crate::ops::kernel::{self, BLOCK, Out, RunResult, Src};
+use crate::ops::{AttrError, Attrs, ElemError};
 
-use super::kernel::{self, BLOCK, Out, RunResult, Src};
-use super::{AttrError, Attrs, ElemError, Elementwise, EvalError, Op, OpDef};
-use crate::broadcast::AutoBroadcast;
-use crate::tensor::{Element, Tensor};
-
-/// Division of one element type.
-pub trait DivideElem: Element {
-    /// One quotient, checked (the reference every fast path must agree with).
-    fn div(a: Self, b: Self, pythondiv: bool) -> Result<Self, ElemError>;
-
-    /// The loop over one run. On failure, the offset of the first failing element.
-    fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: Out<'_, Self>, pythondiv: bool) -> RunResult;
+/// Divide-1's own attribute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Divide {
+    /// `m_pythondiv`: floor (true) or truncating (false) integer division.
+    pub pythondiv: bool,
 }
 
-/// Integers divided exactly through floats, since `idiv` has no vector form. The quotient of
-/// two integers below 2^53 in magnitude, computed in f64, is correctly rounded and cannot cross
-/// an integer: its distance to the nearest integer, if it is not one, is at least 1/|b|, more
-/// than its rounding error (at most |a/b|·2^-53 < 1/|b|). So truncating or flooring it gives
-/// the exact integer quotient. The same argument in f32 holds below 2^24 (twice the lanes, and
-/// a faster divider).
-///
-/// Each block divides in f32 when all its values are below 2^24, else in f64 when all are below
-/// 2^53 (always, for types of at most 32 bits), else (i64, u64) element by element, checked.
-/// With AVX2 or AVX-512 (detected at run time by [`kernel::map`]) the float loops are vector
-/// divisions.
-pub trait FloatDiv: Element + PartialEq {
-    const MIN: Self;
-    const ZERO: Self;
-    const ONE: Self;
-    /// -1, or `None` for unsigned types.
-    const MINUS_ONE: Option<Self>;
-    fn to_f64(self) -> f64;
-    /// # Safety
-    /// `q` must be an integer within the type's range.
-    unsafe fn from_f64(q: f64) -> Self;
-    fn to_f32(self) -> f32;
-    /// # Safety
-    /// As for `from_f64`.
-    unsafe fn from_f32(q: f32) -> Self;
-    /// Whether |self| < 2^24.
-    fn below_2_24(self) -> bool;
-    /// Whether |self| < 2^53.
-    fn below_2_53(self) -> bool;
+impl Default for Divide {
+    fn default() -> Self {
+        Divide { pythondiv: true }
+    }
 }
 
-macro_rules! float_div {
-    ($($t:ty, $m1:expr, |$v:ident| $below:expr, |$w:ident| $below53:expr;)*) => {$(
-        impl FloatDiv for $t {
-            const MIN: Self = <$t>::MIN;
-            const ZERO: Self = 0;
-            const ONE: Self = 1;
-            const MINUS_ONE: Option<Self> = $m1;
-            #[inline(always)]
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            #[inline(always)]
-            unsafe fn from_f64(q: f64) -> Self {
-                // SAFETY: the caller guarantees an in-range integer.
-                unsafe { q.to_int_unchecked() }
-            }
-            #[inline(always)]
-            fn to_f32(self) -> f32 {
-                self as f32
-            }
-            #[inline(always)]
-            unsafe fn from_f32(q: f32) -> Self {
-                // SAFETY: the caller guarantees an in-range integer.
-                unsafe { q.to_int_unchecked() }
-            }
-            #[inline(always)]
-            fn below_2_24(self) -> bool {
-                let $v = self;
-                $below
-            }
-            #[inline(always)]
-            fn below_2_53(self) -> bool {
-                let $w = self;
-                $below53
-            }
+impl Arith for Divide {
+    const NAME: &'static str = "Divide";
+    const VERSION: u32 = 1;
+
+    fn parse(a: &Attrs) -> Result<Self, Vec<AttrError>> {
+        let pythondiv = a
+            .bool_or(&["m_pythondiv", "pythondiv"], true)
+            .map_err(|e| vec![e])?;
+        Ok(Divide { pythondiv })
+    }
+
+    #[inline(always)]
+    fn int<T: Int>(self, a: T, b: T) -> Result<T, ElemError> {
+        checked_div(a, b, self.pythondiv)
+    }
+
+    #[inline(always)]
+    fn int_run<T: Int>(self, a: Src<'_, T>, b: Src<'_, T>, out: Out<'_, T>) -> RunResult {
+        int_run(a, b, out, self.pythondiv)
+    }
+
+    #[inline(always)]
+    fn float<F: Float>(self, a: F, b: F) -> F {
+        a / b
+    }
+
+    fn corner(self, a: i128, b: i128) -> Option<i128> {
+        if b == 0 {
+            return None;
         }
-    )*};
+        let q = a / b;
+        Some(if self.pythondiv && a % b != 0 && ((a < 0) != (b < 0)) {
+            q - 1
+        } else {
+            q
+        })
+    }
+
+    fn corners_bound(self, b_lo: i128, b_hi: i128) -> bool {
+        !(b_lo <= 0 && 0 <= b_hi)
+    }
 }
-float_div! {
-    i8, Some(-1), |_v| true, |_w| true;
-    i16, Some(-1), |_v| true, |_w| true;
-    i32, Some(-1), |v| v.unsigned_abs() < 1 << 24, |_w| true;
-    i64, Some(-1), |v| v.unsigned_abs() < 1 << 24, |w| w.unsigned_abs() < 1 << 53;
-    u8, None, |_v| true, |_w| true;
-    u16, None, |_v| true, |_w| true;
-    u32, None, |v| v < 1 << 24, |_w| true;
-    u64, None, |v| v < 1 << 24, |w| w < 1 << 53;
+
+/// One quotient, checked: the reference every fast path agrees with. Signed: floor division
+/// when `floor` (Python's `//`), else truncation; unsigned: the plain quotient.
+#[inline(always)]
+pub fn checked_div<T: Int>(a: T, b: T, floor: bool) -> Result<T, ElemError> {
+    if b == T::ZERO {
+        return Err(ElemError::DivisionByZero);
+    }
+    let q = a.checked_div(b).ok_or(ElemError::Overflow)?;
+    // checked_div succeeded, so the remainder cannot overflow either.
+    if floor && a.wrapping_rem(b) != T::ZERO && (a.is_negative() != b.is_negative()) {
+        Ok(q.wrapping_sub(T::ONE))
+    } else {
+        Ok(q)
+    }
 }
 
 /// The first element of a block that cannot be divided: a zero divisor, or MIN / -1.
 #[cold]
-fn first_bad<T: FloatDiv>(a: Src<'_, T>, b: Src<'_, T>, len: usize) -> Option<(usize, ElemError)> {
+fn first_bad<T: Int>(a: Src<'_, T>, b: Src<'_, T>, len: usize) -> Option<(usize, ElemError)> {
     (0..len).find_map(|i| {
         let (p, q) = (a.get(i), b.get(i));
         if q == T::ZERO {
@@ -158,7 +152,7 @@ impl Found {
 /// element that cannot be divided, or is too large for the float, is computed as 0 / 1
 /// instead, so that every conversion back is in range.
 #[inline(always)]
-fn quotient<T: FloatDiv>(found: Found, x: T, y: T, floor: bool, wide: bool) -> (Found, T) {
+fn quotient<T: Int>(found: Found, x: T, y: T, floor: bool, wide: bool) -> (Found, T) {
     let fails = (y == T::ZERO) | ((Some(y) == T::MINUS_ONE) & (x == T::MIN));
     let beyond_f32 = !(x.below_2_24() & y.below_2_24());
     let beyond_f64 = !(x.below_2_53() & y.below_2_53());
@@ -175,10 +169,10 @@ fn quotient<T: FloatDiv>(found: Found, x: T, y: T, floor: bool, wide: bool) -> (
     let q = unsafe {
         if wide {
             let q = x.to_f64() / y.to_f64();
-            T::from_f64(if floor { q.floor() } else { q.trunc() })
+            T::from_f64_unchecked(if floor { q.floor() } else { q.trunc() })
         } else {
             let q = x.to_f32() / y.to_f32();
-            T::from_f32(if floor { q.floor() } else { q.trunc() })
+            T::from_f32_unchecked(if floor { q.floor() } else { q.trunc() })
         }
     };
     (found, q)
@@ -187,7 +181,7 @@ fn quotient<T: FloatDiv>(found: Found, x: T, y: T, floor: bool, wide: bool) -> (
 /// One vectorised pass over a block: every quotient through f64 (`WIDE`) or f32, and what the
 /// block holds that this pass could not divide.
 #[inline(always)]
-fn div_block<T: FloatDiv, const WIDE: bool>(
+fn div_block<T: Int, const WIDE: bool>(
     a: Src<'_, T>,
     b: Src<'_, T>,
     out: Out<'_, T>,
@@ -219,7 +213,7 @@ fn div_block<T: FloatDiv, const WIDE: bool>(
 /// fails is scanned for its first failing element; one with values too large for f32 is
 /// divided again through f64, and one with values too large for f64 (i64, u64) element by
 /// element.
-fn int_run<T: FloatDiv + DivideElem>(
+pub fn int_run<T: Int>(
     a: Src<'_, T>,
     b: Src<'_, T>,
     mut out: Out<'_, T>,
@@ -241,129 +235,12 @@ fn int_run<T: FloatDiv + DivideElem>(
         }
         if found.has(Found::BEYOND_F64) {
             for (i, o) in o.data.iter_mut().enumerate() {
-                o.write(T::div(x.get(i), y.get(i), floor).map_err(|e| (at + i, e))?);
+                o.write(checked_div(x.get(i), y.get(i), floor).map_err(|e| (at + i, e))?);
             }
         }
         at += len;
     }
     Ok(())
-}
-
-/// An integer type's loop: [`int_run`] (for unsigned types flooring and truncating agree).
-macro_rules! int_run {
-    () => {
-        #[inline(always)]
-        fn run(
-            a: Src<'_, Self>,
-            b: Src<'_, Self>,
-            out: Out<'_, Self>,
-            pythondiv: bool,
-        ) -> RunResult {
-            int_run(a, b, out, pythondiv)
-        }
-    };
-}
-
-macro_rules! signed {
-    ($($t:ty)*) => {$(
-        impl DivideElem for $t {
-            fn div(a: Self, b: Self, pythondiv: bool) -> Result<Self, ElemError> {
-                if b == 0 {
-                    return Err(ElemError::DivisionByZero);
-                }
-                let q = a.checked_div(b).ok_or(ElemError::Overflow)?;
-                // checked_div succeeded, so the remainder cannot overflow either.
-                if pythondiv && a.wrapping_rem(b) != 0 && ((a < 0) != (b < 0)) {
-                    Ok(q - 1)
-                } else {
-                    Ok(q)
-                }
-            }
-            int_run!();
-        }
-    )*};
-}
-signed!(i8 i16 i32 i64);
-
-macro_rules! unsigned {
-    ($($t:ty)*) => {$(
-        impl DivideElem for $t {
-            fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
-                a.checked_div(b).ok_or(ElemError::DivisionByZero)
-            }
-            int_run!();
-        }
-    )*};
-}
-unsigned!(u8 u16 u32 u64);
-
-macro_rules! wide {
-    ($($t:ty)*) => {$(
-        impl DivideElem for $t {
-            fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
-                Ok(a / b)
-            }
-            #[inline(always)]
-            fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: Out<'_, Self>, _: bool) -> RunResult {
-                kernel::map(a, b, out, |x, y| x / y);
-                Ok(())
-            }
-        }
-    )*};
-}
-wide!(f32 f64);
-
-macro_rules! narrow {
-    ($($t:ty)*) => {$(
-        impl DivideElem for $t {
-            fn div(a: Self, b: Self, _: bool) -> Result<Self, ElemError> {
-                Ok(<$t>::from_f32(a.to_f32() / b.to_f32()))
-            }
-            #[inline(always)]
-            fn run(a: Src<'_, Self>, b: Src<'_, Self>, out: Out<'_, Self>, _: bool) -> RunResult {
-                kernel::through_f32(a, b, out, |x, y| x / y);
-                Ok(())
-            }
-        }
-    )*};
-}
-narrow!(f16 bf16);
-
-impl Divide {
-    /// `a / b`.
-    pub fn eval(&self, a: &Tensor, b: &Tensor) -> Result<Tensor, EvalError> {
-        Elementwise::Divide {
-            pythondiv: self.pythondiv,
-        }
-        .eval(self.auto_broadcast, a, b)
-    }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct Divide {
-    pub auto_broadcast: AutoBroadcast,
-    pub pythondiv: bool,
-}
-
-pub const DEF: OpDef = OpDef {
-    name: "Divide",
-    aliases: &[],
-    max_opset: 16,
-    inputs: 2,
-    outputs: 1,
-    parse,
-};
-
-fn parse(a: &Attrs) -> Result<Op, Vec<AttrError>> {
-    let auto_broadcast = a.auto_broadcast();
-    let pythondiv = a.bool_or(&["m_pythondiv", "pythondiv"], true);
-    match (auto_broadcast, pythondiv) {
-        (Ok(auto_broadcast), Ok(pythondiv)) => Ok(Op::Divide(Divide {
-            auto_broadcast,
-            pythondiv,
-        })),
-        (b, p) => Err(b.err().into_iter().chain(p.err()).collect()),
-    }
 }
 
 #[cfg(test)]
@@ -374,7 +251,7 @@ mod tests {
 
     /// The vector loop (f32 or f64 per block) against the checked quotient, element by element,
     /// with plain and with streamed stores (which fold what each block holds line by line).
-    fn agrees<T: FloatDiv + DivideElem>(a: &[T], b: &[T]) {
+    fn agrees<T: Int + std::fmt::Debug>(a: &[T], b: &[T]) {
         for (floor, stream) in [(true, false), (false, false), (true, true), (false, true)] {
             let mut out = vec![MaybeUninit::uninit(); a.len()];
             let o = Out {
@@ -385,7 +262,7 @@ mod tests {
             for (i, o) in out.iter().enumerate() {
                 // SAFETY: the run succeeded, so it wrote every element.
                 let got = unsafe { o.assume_init() };
-                let want = T::div(a[i], b[i], floor).unwrap();
+                let want = checked_div(a[i], b[i], floor).unwrap();
                 assert_eq!(got, want, "{:?} / {:?}, floor {floor}", a[i], b[i]);
             }
         }

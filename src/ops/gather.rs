@@ -1,0 +1,247 @@
+//! Gather-1, Gather-7 and Gather-8: slices of `data` along `axis` picked by `indices`.
+//!
+//! Spec: <https://docs.openvino.ai/2026/documentation/openvino-ir-format/operation-sets/operation-specs/movement/gather-8.html>
+//! (and `gather-7`, `gather-1`).
+//!
+//! Ports: `data` (any type), `indices` (any integer type, any rank), `axis` (an integer scalar
+//! or one-element tensor; negative counts from the end); one output of shape
+//! `data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis + 1:]`.
+//! Attributes: Gather-7 and Gather-8 take `batch_dims` (default 0; negative counts from the
+//! indices' rank); the first `batch_dims` dims of data and indices are batches.
+//!
+//! Indices: Gather-8 accepts `-dim..dim` (negative ones count from the end) and fills the
+//! output with zeros for an index outside that range, as its spec says. Gather-1 and Gather-7
+//! define only `0..dim`: any other index is an error naming the layer and the first offending
+//! index (OpenVINO's reference reads a negative one from the end and leaves others undefined).
+//!
+//! Inference: the axis must be known (a Const, or computed from Consts) for the output's dims;
+//! otherwise they are dynamic. Bounds of shape values pass through the data input.
+
+use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
+use crate::shape::{Dim, PartialShape, TensorType};
+use crate::tensor::{Element, Tensor, TypeSet};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gather {
+    pub version: u32,
+    pub batch_dims: i64,
+}
+
+pub const DEF_1: OpDef = OpDef {
+    name: "Gather",
+    aliases: &[],
+    version: 1,
+    inputs: Arity::exactly(3),
+    outputs: Arity::exactly(1),
+    parse: parse_1,
+};
+
+pub const DEF_7: OpDef = OpDef {
+    version: 7,
+    parse: parse_7,
+    ..DEF_1
+};
+
+pub const DEF_8: OpDef = OpDef {
+    version: 8,
+    parse: parse_8,
+    ..DEF_1
+};
+
+fn parse_1(_: &Attrs) -> Result<Box<dyn Op>, Vec<AttrError>> {
+    Ok(Box::new(Gather {
+        version: 1,
+        batch_dims: 0,
+    }))
+}
+
+fn parse_batch(a: &Attrs, version: u32) -> Result<Box<dyn Op>, Vec<AttrError>> {
+    let batch_dims = a
+        .parse_or("batch_dims", 0, super::parse_i64)
+        .map_err(|e| vec![e])?;
+    Ok(Box::new(Gather {
+        version,
+        batch_dims,
+    }))
+}
+
+fn parse_7(a: &Attrs) -> Result<Box<dyn Op>, Vec<AttrError>> {
+    parse_batch(a, 7)
+}
+
+fn parse_8(a: &Attrs) -> Result<Box<dyn Op>, Vec<AttrError>> {
+    parse_batch(a, 8)
+}
+
+/// The axis and batch dims, normalized, for data of rank `data_rank` and indices of rank
+/// `indices_rank`.
+fn normalize(
+    axis: i64,
+    batch_dims: i64,
+    data_rank: usize,
+    indices_rank: usize,
+) -> Result<(usize, usize), String> {
+    let axis_n = super::normalize_axis(axis, data_rank)
+        .ok_or_else(|| format!("axis {axis} is out of range for data of rank {data_rank}"))?;
+    let b = if batch_dims < 0 {
+        batch_dims + indices_rank as i64
+    } else {
+        batch_dims
+    };
+    let limit = data_rank.min(indices_rank) as i64;
+    if b < 0 || b > limit || b as usize > axis_n {
+        return Err(format!(
+            "batch_dims {batch_dims} is out of range (0 to min(data rank, indices rank) = {limit}, and at most the axis {axis_n})"
+        ));
+    }
+    Ok((axis_n, b as usize))
+}
+
+impl Op for Gather {
+    fn def(&self) -> Option<&'static OpDef> {
+        Some(match self.version {
+            1 => &DEF_1,
+            7 => &DEF_7,
+            _ => &DEF_8,
+        })
+    }
+
+    fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
+        let (data, indices, axis) = (cx.input(0), cx.input(1), cx.input(2));
+        for (i, t) in [(1, indices), (2, axis)] {
+            let ty = t.element_type;
+            if ty != crate::ElementType::Dynamic && !TypeSet::INT.contains(ty) {
+                return cx.unsupported_type("Gather", i, ty);
+            }
+        }
+        let ty = data.element_type;
+        if let Some(r) = axis.shape.rank()
+            && r > 1
+        {
+            return cx.invalid(2, format!("the axis must be a scalar or 1-D, not rank {r}"));
+        }
+        let (Some(dd), Some(di)) = (data.shape.dims(), indices.shape.dims()) else {
+            return Some(vec![TensorType::new(ty, PartialShape::dynamic_rank())]);
+        };
+        let out_rank = (dd.len() + di.len()).checked_sub(1 + self.batch_dims.max(0) as usize);
+        let axis_value = match cx.ints(2).as_deref() {
+            Some([a]) => Some(*a),
+            Some(v) => return cx.invalid(2, format!("the axis holds {} values, not one", v.len())),
+            None => None,
+        };
+        let Some(a) = axis_value else {
+            let shape = match (self.batch_dims < 0, out_rank) {
+                (false, Some(r)) => PartialShape::new(vec![Dim::DYNAMIC; r]),
+                _ => PartialShape::dynamic_rank(),
+            };
+            return Some(vec![TensorType::new(ty, shape)]);
+        };
+        let (axis, b) = match normalize(a, self.batch_dims, dd.len(), di.len()) {
+            Ok(v) => v,
+            Err(reason) => return cx.invalid(2, reason),
+        };
+        let mut dims: Vec<Dim> = Vec::new();
+        for k in 0..axis {
+            if k < b {
+                match dd[k].merge(di[k]) {
+                    Some(m) => dims.push(m),
+                    None => {
+                        return cx.invalid(
+                            1,
+                            format!(
+                                "batch dim {k} of the indices ({}) differs from the data's ({})",
+                                di[k], dd[k]
+                            ),
+                        );
+                    }
+                }
+            } else {
+                dims.push(dd[k]);
+            }
+        }
+        dims.extend_from_slice(&di[b..]);
+        dims.extend_from_slice(&dd[axis + 1..]);
+        Some(vec![TensorType::new(ty, PartialShape::new(dims))])
+    }
+
+    fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
+        let data = cx.tensor(0)?;
+        let indices = crate::shape::types::int_values(&*cx.tensor(1)?)
+            .ok_or_else(|| EvalError::Invalid("the indices are not integers".into()))?;
+        let axis = match crate::shape::types::int_values(&*cx.tensor(2)?).as_deref() {
+            Some(&[a]) => a,
+            _ => return Err(EvalError::Invalid("the axis is not one integer".into())),
+        };
+        let ishape = cx.value(1).shape().to_vec();
+        let dshape = data.shape().to_vec();
+        let (axis, b) = normalize(axis, self.batch_dims, dshape.len(), ishape.len())
+            .map_err(EvalError::Invalid)?;
+        if dshape[..b] != ishape[..b] {
+            return Err(EvalError::Invalid(format!(
+                "the batch dims of data {dshape:?} and indices {ishape:?} differ"
+            )));
+        }
+        let n = dshape[axis];
+        // Every index resolved to a position along the axis, or `None` for zeros (Gather-8).
+        let mut picks = Vec::with_capacity(indices.len());
+        for (flat, &i) in indices.iter().enumerate() {
+            let n_i = n as i64;
+            let pick = if (0..n_i).contains(&i) {
+                Some(i as usize)
+            } else if self.version >= 8 && (-n_i..0).contains(&i) {
+                Some((i + n_i) as usize)
+            } else if self.version >= 8 {
+                None
+            } else {
+                return Err(EvalError::Invalid(format!(
+                    "index {i} at indices element {:?} is out of range 0..{n} (Gather-{} defines no other)",
+                    crate::tensor::unravel(flat, &ishape),
+                    self.version
+                )));
+            };
+            picks.push(pick);
+        }
+        let outer: usize = dshape[b..axis].iter().product();
+        let batch: usize = dshape[..b].iter().product();
+        let inner: usize = dshape[axis + 1..].iter().product();
+        let per_batch = picks.len() / batch.max(1);
+        let mut out_shape: Vec<usize> = dshape[..axis].to_vec();
+        out_shape.extend_from_slice(&ishape[b..]);
+        out_shape.extend_from_slice(&dshape[axis + 1..]);
+        let total: usize = out_shape.iter().product();
+        cx.reserve(data.element_type(), total)?;
+        fn go<T: Element + Default>(
+            data: &Tensor,
+            picks: &[Option<usize>],
+            (batch, outer, n, inner, per_batch): (usize, usize, usize, usize, usize),
+            out_shape: &[usize],
+        ) -> Option<Tensor> {
+            let v = crate::ops::kernel::contiguous::<T>(data)?;
+            let mut out = Vec::with_capacity(out_shape.iter().product());
+            for bt in 0..batch {
+                for o in 0..outer {
+                    let base = (bt * outer + o) * n * inner;
+                    for p in &picks[bt * per_batch..(bt + 1) * per_batch] {
+                        match p {
+                            Some(k) => {
+                                out.extend_from_slice(&v[base + k * inner..base + (k + 1) * inner])
+                            }
+                            None => out.extend(std::iter::repeat_n(T::default(), inner)),
+                        }
+                    }
+                }
+            }
+            ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(out_shape), out)
+                .ok()
+                .map(T::wrap)
+        }
+        let dims = (batch, outer, n, inner, per_batch);
+        crate::dispatch!(any: data.element_type(), T => go::<T>(&data, &picks, dims, &out_shape), _ => None)
+            .map(|t| vec![t])
+            .ok_or(EvalError::Internal("Gather's output size"))
+    }
+
+    fn moves(&self, input: usize) -> bool {
+        input == 0
+    }
+}

@@ -1,0 +1,382 @@
+//! Linear chains of float steps evaluated in registers: the running value stays in registers
+//! through every step, and each step reads only its other operand.
+
+use std::mem::MaybeUninit;
+
+use half::{bf16, f16};
+
+use super::fused::{Operand, Step};
+use super::simd::{LINE, Simd, stream_lines, vectorised_for};
+use super::{Out, Src};
+use crate::broadcast::{Cursor, Plan};
+use crate::num::Float;
+use crate::ops::binary::{ArithOp, ArithVisitor};
+use crate::tensor::Element;
+
+/// How one step of a linear chain combines the running value `acc` with its other operand `v`:
+/// `acc op v`, or `v op acc` when the other operand is the step's input A.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Link {
+    pub op: ArithOp,
+    /// Whether the step's other operand is its input A (the running value is B).
+    pub other_is_a: bool,
+}
+
+impl Link {
+    /// Whether the step's other operand is its input A (the running value is B).
+    pub fn other_is_a(self) -> bool {
+        self.other_is_a
+    }
+}
+
+/// A chain evaluated in registers: `out[i] = links applied in order to first[i]`.
+pub type ChainFn<T> = fn(Src<'_, T>, &[(Link, Src<'_, T>)], Out<'_, T>);
+
+/// A lone step evaluated in registers over broadcast runs: `runs(plan, start, link, a, b, out)`
+/// writes output elements `start..start + out.len()` of `a link b`, each run of `plan` read in
+/// place or repeated. The whole loop over the runs is compiled for one vector unit, so a run
+/// costs no dispatch.
+pub type RunsFn<T> = fn(&Plan, usize, Link, &[T], &[T], Out<'_, T>);
+
+/// Where a chain reads one operand as it walks a chunk of the output, without gathering it.
+pub enum Feed<'a, T> {
+    /// A leaf of the output's size, read at the output's own offsets.
+    Same(&'a [T]),
+    /// One value, repeated.
+    One(T),
+    /// A broadcast leaf, read where its cursor (on the step's plan) says.
+    Runs(Cursor<'a>, &'a [T]),
+}
+
+impl<'a, T: Copy> Feed<'a, T> {
+    /// The operand for output elements `g..g + len`, within the current run.
+    #[inline(always)]
+    fn src(&self, g: usize, len: usize) -> Src<'a, T> {
+        match *self {
+            Feed::Same(s) => Src::Slice(&s[g..g + len]),
+            Feed::One(v) => Src::Repeat(v),
+            Feed::Runs(ref c, leaf) => Src::of_run(leaf, c.offset(), c.stepping(), len),
+        }
+    }
+}
+
+/// A chain evaluated in registers over output elements `start..start + out.len()` with its
+/// broadcast operands read in place: `feeds[0]` is the first operand, `feeds[k + 1]` step
+/// `k`'s other one, each cursor placed at `start`. The output is cut wherever a broadcast
+/// operand's run ends, and each stretch computed as a tile; the whole loop is compiled for one
+/// vector unit.
+pub type SegmentsFn<T> = fn(&mut [Feed<'_, T>], &[Link], usize, Out<'_, T>);
+
+/// The register-held forms of an element type's chains: over tiles, over a lone step's
+/// broadcast runs, and over the stretches where every operand is one run.
+#[derive(Clone, Copy)]
+pub struct ChainFns<T> {
+    pub tile: ChainFn<T>,
+    pub runs: RunsFn<T>,
+    pub segments: SegmentsFn<T>,
+}
+
+/// Element types whose chains of arithmetic steps are evaluated in registers: those whose
+/// ops are single IEEE operations that cannot fail and need no rounding between steps (f32,
+/// f64). Integer division can fail and f16/bf16 round after each step, so their groups go
+/// tile by tile, step by step.
+pub trait Chain: Element {
+    const CHAIN: Option<ChainFns<Self>> = None;
+}
+
+macro_rules! no_chain {
+    ($($t:ty)*) => {$( impl Chain for $t {} )*};
+}
+no_chain!(i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16);
+
+impl Chain for f32 {
+    const CHAIN: Option<ChainFns<f32>> = Some(ChainFns {
+        tile: chain_dispatch,
+        runs: runs_dispatch,
+        segments: segments_dispatch,
+    });
+}
+
+impl Chain for f64 {
+    const CHAIN: Option<ChainFns<f64>> = Some(ChainFns {
+        tile: chain_dispatch,
+        runs: runs_dispatch,
+        segments: segments_dispatch,
+    });
+}
+
+/// [`chain`] compiled for the widest vector unit this CPU has.
+fn chain_dispatch<T: Float>(first: Src<'_, T>, links: &[(Link, Src<'_, T>)], out: Out<'_, T>) {
+    vectorised_for(
+        #[inline(always)]
+        |unit| chain(first, links, out.data, out.stream.then_some(unit)),
+    )
+}
+
+/// One link over the broadcast runs of `plan` (a [`RunsFn`]), the loop over the runs and each
+/// run's loop compiled together for the widest vector unit this CPU has, with the op chosen
+/// once for the whole loop: calling [`chain`] per run, which chooses it per run and block,
+/// took 3.6-3.7 ms for `[64,64,64,64] - [64,1,64,1]` at one thread against 2.9 ms (the C
+/// floor: 2.8-3.0 ms).
+fn runs_dispatch<T: Float>(
+    plan: &Plan,
+    start: usize,
+    link: Link,
+    a: &[T],
+    b: &[T],
+    out: Out<'_, T>,
+) {
+    let Out { data: out, stream } = out;
+    // The loop over the runs, with the op known (no choice of link per run).
+    #[inline(always)]
+    fn over<T: Float>(
+        plan: &Plan,
+        start: usize,
+        (a, b): (&[T], &[T]),
+        out: &mut [MaybeUninit<T>],
+        stream: Option<Simd>,
+        op: impl Fn(T, T) -> T + Copy,
+    ) {
+        plan.runs_inline(
+            start,
+            start + out.len(),
+            #[inline(always)]
+            |r| {
+                let x = Src::of_run(a, r.a, r.a_step, r.len);
+                let y = Src::of_run(b, r.b, r.b_step, r.len);
+                let at = r.start - start;
+                apply(x, y, &mut out[at..at + r.len], stream, op);
+                true
+            },
+        )
+    }
+    /// [`over`] with the link's op, chosen once.
+    struct Over<'p, 'o, T> {
+        plan: &'p Plan,
+        start: usize,
+        a: &'p [T],
+        b: &'p [T],
+        out: &'o mut [MaybeUninit<T>],
+        stream: Option<Simd>,
+        swap: bool,
+    }
+    impl<T: Float> ArithVisitor<T> for Over<'_, '_, T> {
+        type Out = ();
+        #[inline(always)]
+        fn visit<O: Fn(T, T) -> T + Copy>(self, op: O) {
+            let Over {
+                plan,
+                start,
+                a,
+                b,
+                out,
+                stream,
+                swap,
+            } = self;
+            if swap {
+                over(plan, start, (a, b), out, stream, move |x, y| op(y, x))
+            } else {
+                over(plan, start, (a, b), out, stream, op)
+            }
+        }
+    }
+    vectorised_for(
+        #[inline(always)]
+        |unit| {
+            link.op.visit(Over {
+                plan,
+                start,
+                a,
+                b,
+                out,
+                stream: stream.then_some(unit),
+                swap: link.other_is_a,
+            })
+        },
+    )
+}
+
+/// One op over one run, [`LANES`] elements at a time in registers, stored as [`chain`] stores.
+#[inline(always)]
+fn apply<T: Float>(
+    x: Src<'_, T>,
+    y: Src<'_, T>,
+    out: &mut [MaybeUninit<T>],
+    stream: Option<Simd>,
+    op: impl Fn(T, T) -> T,
+) {
+    let n = out.len();
+    let stream = blocks_stream(out, stream);
+    let mut at = 0;
+    while at + LANES <= n {
+        let (p, q): ([T; LANES], [T; LANES]) = (x.lanes(at), y.lanes(at));
+        let v: [T; LANES] = std::array::from_fn(|j| op(p[j], q[j]));
+        // SAFETY: `stream` is from `blocks_stream`, and blocks start every LANES elements.
+        unsafe { store_block(&mut out[at..at + LANES], &v, stream) };
+        at += LANES;
+    }
+    for (i, o) in out.iter_mut().enumerate().skip(at) {
+        o.write(op(x.get(i), y.get(i)));
+    }
+}
+
+/// [`chain`] over the stretches of the output along which every operand is one run (a
+/// [`SegmentsFn`]), compiled with the loop over them for the widest vector unit this CPU has.
+fn segments_dispatch<T: Float>(
+    feeds: &mut [Feed<'_, T>],
+    links: &[Link],
+    start: usize,
+    out: Out<'_, T>,
+) {
+    let Out { data: out, stream } = out;
+    if feeds.is_empty() {
+        return;
+    }
+    let mut ops = Vec::with_capacity(links.len());
+    vectorised_for(
+        #[inline(always)]
+        |unit| {
+            let n = out.len();
+            let mut pos = 0;
+            while pos < n {
+                let mut len = n - pos;
+                for f in feeds.iter() {
+                    if let Feed::Runs(c, _) = f {
+                        len = len.min(c.left());
+                    }
+                }
+                let g = start + pos;
+                ops.clear();
+                for (&link, f) in links.iter().zip(&feeds[1..]) {
+                    ops.push((link, f.src(g, len)));
+                }
+                chain(
+                    feeds[0].src(g, len),
+                    &ops,
+                    &mut out[pos..pos + len],
+                    stream.then_some(unit),
+                );
+                for f in feeds.iter_mut() {
+                    if let Feed::Runs(c, _) = f {
+                        c.advance(len);
+                    }
+                }
+                pos += len;
+            }
+        },
+    )
+}
+
+/// The vector unit whose non-temporal stores write `out` block by block ([`store_block`]):
+/// `stream`, if blocks of [`LANES`] are whole cache lines and `out` starts on one.
+#[inline(always)]
+fn blocks_stream<T>(out: &[MaybeUninit<T>], stream: Option<Simd>) -> Option<Simd> {
+    let block = std::mem::size_of::<[T; LANES]>();
+    stream.filter(|_| block.is_multiple_of(LINE) && (out.as_ptr() as usize).is_multiple_of(LINE))
+}
+
+/// Writes a block computed in registers: with `stream`'s non-temporal stores, else plainly.
+///
+/// # Safety
+/// With `stream = Some(unit)`, `o` must start on a cache line, blocks must be whole lines (as
+/// [`blocks_stream`] checks) and the caller must run under `unit` ([`vectorised_for`]).
+#[inline(always)]
+unsafe fn store_block<T: Copy>(o: &mut [MaybeUninit<T>], v: &[T; LANES], stream: Option<Simd>) {
+    match stream {
+        // SAFETY: `o` holds the block's bytes (its length is checked by the zip below for the
+        // plain stores, and is LANES here: `o` is a block); the rest is the caller's promise.
+        Some(unit) if o.len() == LANES => unsafe {
+            stream_lines(
+                unit,
+                v.as_ptr() as *const u8,
+                o.as_mut_ptr() as *mut u8,
+                std::mem::size_of::<[T; LANES]>() / LINE,
+            )
+        },
+        _ => {
+            for (o, &v) in o.iter_mut().zip(v) {
+                o.write(v);
+            }
+        }
+    }
+}
+
+/// Elements a chain keeps in registers at once: four AVX-512 registers of f32, eight of f64.
+/// Several independent registers keep the divider busy: one register's steps depend on each
+/// other, and a division's latency is several times its throughput.
+pub(crate) const LANES: usize = 64;
+
+/// Evaluates a linear chain over one run, [`LANES`] elements at a time: the running value
+/// stays in registers through every step, and each step reads only its other operand. The
+/// operations are those of the layers, in the same order, so the results are bit-identical
+/// to computing the steps one after the other. With `stream = Some(unit)` each block of
+/// [`LANES`] goes from the registers to memory with `unit`'s non-temporal stores.
+#[inline(always)]
+fn chain<T: Float>(
+    first: Src<'_, T>,
+    links: &[(Link, Src<'_, T>)],
+    out: &mut [MaybeUninit<T>],
+    stream: Option<Simd>,
+) {
+    /// One step over the lanes, with the link's op chosen once.
+    struct Lanes<'a, T, const N: usize> {
+        acc: &'a mut [T; N],
+        v: [T; N],
+        swap: bool,
+    }
+    impl<T: Float, const N: usize> ArithVisitor<T> for Lanes<'_, T, N> {
+        type Out = ();
+        #[inline(always)]
+        fn visit<O: Fn(T, T) -> T + Copy>(self, op: O) {
+            let Lanes { acc, v, swap } = self;
+            if swap {
+                (0..N).for_each(|j| acc[j] = op(v[j], acc[j]));
+            } else {
+                (0..N).for_each(|j| acc[j] = op(acc[j], v[j]));
+            }
+        }
+    }
+    #[inline(always)]
+    fn step<T: Float, const N: usize>(acc: &mut [T; N], link: Link, v: Src<'_, T>, at: usize) {
+        let v: [T; N] = v.lanes(at);
+        link.op.visit(Lanes {
+            acc,
+            v,
+            swap: link.other_is_a,
+        });
+    }
+    let n = out.len();
+    let stream = blocks_stream(out, stream);
+    let mut at = 0;
+    while at + LANES <= n {
+        let mut acc: [T; LANES] = first.lanes(at);
+        for &(link, v) in links {
+            step(&mut acc, link, v, at);
+        }
+        // SAFETY: `stream` is from `blocks_stream`, and blocks start every LANES elements.
+        unsafe { store_block(&mut out[at..at + LANES], &acc, stream) };
+        at += LANES;
+    }
+    for (i, o) in out.iter_mut().enumerate().skip(at) {
+        let mut acc = [first.get(i)];
+        for &(link, v) in links {
+            step(&mut acc, link, v, i);
+        }
+        o.write(acc[0]);
+    }
+}
+
+/// The operands a linear chain reads besides its running value, with their steps: step 0's A
+/// (its first operand), then each step's other operand (A or B as its link says), as
+/// `(step, (first, operand))`.
+pub(crate) fn chain_feeds<'s>(
+    steps: &'s [Step],
+    links: &'s [Link],
+) -> impl Iterator<Item = (&'s Step, (bool, Operand))> {
+    let head = steps.first().map(|s| (s, (true, s.x)));
+    head.into_iter()
+        .chain(steps.iter().zip(links).map(|(s, link)| {
+            let a = link.other_is_a();
+            (s, (a, if a { s.x } else { s.y }))
+        }))
+}

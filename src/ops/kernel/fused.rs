@@ -1,0 +1,555 @@
+//! Fused groups of elementwise steps, computed tile by tile or run by run (see the module docs
+//! of [`kernel`](super)).
+
+use std::mem::MaybeUninit;
+
+use rayon::prelude::*;
+
+use super::chain::{ChainFns, Feed, Link, chain_feeds};
+use super::simd::stream_fence;
+use super::{ElemError, Out};
+use super::{PARALLEL_MIN, RunResult, Src, contiguous, filled};
+use crate::broadcast::{AutoBroadcast, Plan};
+use crate::ops::EvalError;
+use crate::tensor::{Element, Tensor, unravel};
+
+/// One elementwise step's loops for element type `T`, monomorphised per op and type: the op's
+/// loop over one run, and its loop over every broadcast run of a lone step, so that a run
+/// costs no call (a call between runs measured 1.1–1.3× slower on runs of 100: its stores
+/// wait behind the run's non-temporal stores).
+pub trait StepKernel<T>: Send + Sync {
+    /// Writes `out[i] = op(a[i], b[i])` for every `i < out.len()`; on failure, the offset of
+    /// the first failing element and why (the output is then partly written).
+    fn run(&self, a: Src<'_, T>, b: Src<'_, T>, out: Out<'_, T>) -> RunResult;
+
+    /// Writes output elements `start..start + out.len()` of `a op b` over `plan`'s broadcast
+    /// runs, each operand read in place or repeated ([`runs_with`]); on failure, the first
+    /// failing output element and why.
+    fn runs(
+        &self,
+        plan: &Plan,
+        start: usize,
+        a: &[T],
+        b: &[T],
+        out: Out<'_, T>,
+    ) -> Option<(usize, ElemError)>;
+}
+
+/// The loop over a plan's runs that every [`StepKernel::runs`] is: `run`, the op's loop over one
+/// run, inlined into it.
+#[inline(always)]
+pub fn runs_with<T: Copy>(
+    plan: &Plan,
+    start: usize,
+    a: &[T],
+    b: &[T],
+    out: Out<'_, T>,
+    run: impl Fn(Src<'_, T>, Src<'_, T>, Out<'_, T>) -> RunResult,
+) -> Option<(usize, ElemError)> {
+    let Out { data: out, stream } = out;
+    let mut failure = None;
+    plan.runs(start, start + out.len(), |r| {
+        let x = Src::of_run(a, r.a, r.a_step, r.len);
+        let y = Src::of_run(b, r.b, r.b_step, r.len);
+        let at = r.start - start;
+        let o = Out {
+            data: &mut out[at..at + r.len],
+            stream,
+        };
+        if let Err((i, error)) = run(x, y, o) {
+            failure = Some((r.start + i, error));
+            return false;
+        }
+        true
+    });
+    failure
+}
+
+/// Where a step of a fused group reads an operand: a tensor computed outside the group
+/// (`Leaf`, by position in the leaves), or the output of an earlier step of the group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    Leaf(usize),
+    Step(usize),
+}
+
+/// One step of a fused group: its broadcast plan and where its two operands come from. Every
+/// step's output has the group's output shape, so a `Step` operand is read at the output's own
+/// offsets.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub plan: Plan,
+    pub x: Operand,
+    pub y: Operand,
+}
+
+/// The first failure of a group: the first step (in order) that fails anywhere, at its first
+/// failing element in row-major order — the error running the steps one after another would
+/// report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub step: usize,
+    pub at: usize,
+    pub error: ElemError,
+}
+
+impl Failure {
+    pub fn to_eval(self, shape: &[usize]) -> EvalError {
+        let index = unravel(self.at, shape);
+        match self.error {
+            ElemError::DivisionByZero => EvalError::DivisionByZero { index },
+            ElemError::Overflow => EvalError::DivisionOverflow { index },
+        }
+    }
+}
+
+/// Elements per tile when a group computes intermediates: each step's tile of a chain stays in
+/// L1/L2 between steps.
+pub const TILE: usize = 512;
+
+/// Computes a fused group of elementwise steps in one pass over the output, tile by tile:
+/// `kernels[k]` is step `k`'s kernel. Intermediates live only in per-thread
+/// tile buffers; the last step's output is the result.
+///
+/// With `reuse = Some((l, data))` the result is written over `data`, leaf `l`'s elements
+/// (which must have the output's shape; `leaves[l]` is not read): each tile of that leaf is
+/// copied aside before any step writes the tile, so the leaf is computed with in place.
+///
+/// A lone step whose broadcast runs are at least [`RUN_MIN`] long skips the gathering: its
+/// kernel's [`StepKernel::runs`] reads each operand in place or repeated; or, for a chain
+/// type whose runs are whole blocks of 64, its [`ChainFns::runs`] computes every run under
+/// one dispatch.
+///
+/// With `chain = Some((f, links))` the steps form a linear chain (step 0 reads two leaves,
+/// step `k` reads step `k - 1` and a leaf, combined as `links[k]` says) that cannot fail, and
+/// each tile is computed by `f` in registers instead of step by step. When its broadcast
+/// leaves change only every [`RUN_MIN`] or more elements and no leaf is written over, the
+/// chain skips tiles and gathering: [`ChainFns::segments`] reads each leaf in place or
+/// repeated, over the stretches of the output where every leaf is one run.
+pub fn fused<T: Element>(
+    steps: &[Step],
+    leaves: &[&[T]],
+    reuse: Option<(usize, Vec<T>)>,
+    kernels: &[&dyn StepKernel<T>],
+    chain: Option<(ChainFns<T>, &[Link])>,
+) -> Result<Vec<T>, Failure> {
+    let Some(last) = steps.last() else {
+        return Ok(Vec::new());
+    };
+    let n = last.plan.len();
+    let (mut data, alias) = match reuse {
+        Some((l, v)) if v.len() == n => (v, Some(l)),
+        _ => (Vec::with_capacity(n), None),
+    };
+    let out: &mut [MaybeUninit<T>] = match alias {
+        // SAFETY: `T` and `MaybeUninit<T>` have the same layout; the steps only write
+        // initialised values, so `data` stays initialised.
+        Some(_) => unsafe {
+            std::slice::from_raw_parts_mut(data.as_mut_ptr() as *mut MaybeUninit<T>, n)
+        },
+        None => &mut data.spare_capacity_mut()[..n],
+    };
+    // Whether some step reads a leaf that is neither full-size (read in place) nor one value
+    // (repeated): such a leaf is gathered tile by tile.
+    let gathers = steps.iter().flat_map(|s| [s.x, s.y]).any(|o| match o {
+        Operand::Leaf(l) => Some(l) != alias && leaves[l].len() != n && leaves[l].len() != 1,
+        Operand::Step(_) => false,
+    });
+    // A lone step whose broadcast operand changes only every `RUN_MIN` or more elements is
+    // computed run by run, each operand read where it lies (in place or one value repeated):
+    // gathering it would cost a pass over each tile.
+    let by_runs = steps.len() == 1
+        && gathers
+        && alias.is_none()
+        && last.plan.dims().last().is_some_and(|&d| d >= RUN_MIN);
+    // A chain whose broadcast operands change only every `RUN_MIN` or more elements (as in
+    // `(x - mean) / std` over rows) reads them in place, run by run, rather than gathering
+    // them into tile buffers (which cost as much as the chain itself).
+    let by_segments = gathers
+        && alias.is_none()
+        && chain.is_some_and(|(_, links)| {
+            chain_feeds(steps, links).all(|(step, (_, side))| match side {
+                Operand::Leaf(l) => {
+                    leaves[l].len() == n
+                        || leaves[l].len() == 1
+                        || step.plan.dims().last().is_some_and(|&d| d >= RUN_MIN)
+                }
+                Operand::Step(_) => false,
+            })
+        });
+    // An output far larger than the caches, and not read just before (as a reused leaf is),
+    // bypasses them: no read of each line before it is overwritten.
+    let stream = alias.is_none() && n.saturating_mul(std::mem::size_of::<T>()) >= STREAM_MIN;
+    // A lone step or a chain in registers with nothing to gather or copy has no tile buffers
+    // to keep in the caches: it runs over whole chunks (for chain of 8 on `[64,64,64,64]`,
+    // 7.3 ms at one thread against 10.2 ms in tiles of 4096, and 8.3–9.3 in tiles of
+    // 6144–12288). Anything else goes tile by tile.
+    let tile = if alias.is_none() && !gathers && (steps.len() == 1 || chain.is_some()) {
+        usize::MAX
+    } else if chain.is_some() && !gathers {
+        // No intermediate tiles to keep in L1: longer tiles, fewer per-tile set-ups.
+        TILE * 8
+    } else {
+        TILE
+    };
+    let group = Group {
+        stream,
+        n,
+        gathers,
+        steps,
+        leaves,
+        alias,
+        tile,
+        kernels,
+        chain,
+        by_runs,
+        by_segments,
+    };
+    let failed = if n >= PARALLEL_MIN && rayon::current_num_threads() > 1 {
+        let size = n
+            .div_ceil(rayon::current_num_threads() * 4)
+            .max(PARALLEL_MIN / 4)
+            .next_multiple_of(TILE);
+        out.par_chunks_mut(size)
+            .enumerate()
+            .filter_map(|(i, o)| group.chunk(i * size, o))
+            .min_by_key(|f| (f.step, f.at))
+    } else {
+        group.chunk(0, out)
+    };
+    if let Some(f) = failed {
+        return Err(f);
+    }
+    if alias.is_none() {
+        // SAFETY: every step's plan covers `0..n` exactly once and the last step wrote each
+        // element of its runs (no failure, checked above).
+        unsafe { data.set_len(n) };
+    }
+    Ok(data)
+}
+
+struct Group<'g, T> {
+    /// Whether the output is written with non-temporal stores.
+    stream: bool,
+    /// Output elements.
+    n: usize,
+    /// Whether a broadcast leaf is gathered into tile buffers.
+    gathers: bool,
+    steps: &'g [Step],
+    leaves: &'g [&'g [T]],
+    alias: Option<usize>,
+    tile: usize,
+    kernels: &'g [&'g dyn StepKernel<T>],
+    chain: Option<(ChainFns<T>, &'g [Link])>,
+    /// Whether the group is one step computed run by run (see [`fused`]).
+    by_runs: bool,
+    /// Whether the group is a chain computed over the stretches where each broadcast operand
+    /// is one run (see [`fused`]).
+    by_segments: bool,
+}
+
+/// Broadcast runs at least this long are computed in place rather than gathered (a lone
+/// step only): one kernel call per run costs less than a copy of each run.
+pub const RUN_MIN: usize = 64;
+
+/// Outputs of at least this many bytes are written with non-temporal stores.
+pub const STREAM_MIN: usize = 8 << 20;
+
+/// Lays out the elements that input A (`first`) or B of `plan` contributes to output elements
+/// `g0..g0 + buf.len()` contiguously in `buf`.
+#[inline(always)]
+fn gather<T: Copy>(plan: &Plan, first: bool, leaf: &[T], g0: usize, buf: &mut [MaybeUninit<T>]) {
+    plan.runs(g0, g0 + buf.len(), |r| {
+        let dst = &mut buf[r.start - g0..r.start - g0 + r.len];
+        let (at, step) = if first {
+            (r.a, r.a_step)
+        } else {
+            (r.b, r.b_step)
+        };
+        match Src::of_run(leaf, at, step, r.len) {
+            Src::Slice(s) => {
+                for (d, &v) in dst.iter_mut().zip(s) {
+                    d.write(v);
+                }
+            }
+            Src::Repeat(v) => {
+                for d in dst {
+                    d.write(v);
+                }
+            }
+        }
+        true
+    });
+}
+
+impl<T: Element> Group<'_, T> {
+    /// Computes output elements `start..start + out.len()`, tile by tile, one call of a step's
+    /// kernel per step and tile. After a step fails, only the steps before it go on (one of them may
+    /// still fail further on, and that would be the group's first failure); the output is no
+    /// longer written.
+    fn chunk(&self, start: usize, out: &mut [MaybeUninit<T>]) -> Option<Failure> {
+        if self.by_runs {
+            return self.chunk_runs(start, out);
+        }
+        if let Some((f, links)) = self.chain {
+            if self.by_segments {
+                let mut feeds: Vec<Feed<'_, T>> = chain_feeds(self.steps, links)
+                    .map(|(step, side)| self.feed(step, side, start))
+                    .collect();
+                let o = Out {
+                    data: out,
+                    stream: self.stream,
+                };
+                (f.segments)(&mut feeds, links, start, o);
+                if self.stream {
+                    stream_fence();
+                }
+            } else {
+                self.chunk_chain(f.tile, links, start, out);
+            }
+            return None;
+        }
+        let last = self.steps.len() - 1;
+        let t = self.tile.min(out.len());
+        let tile_buf = |used: bool| vec![MaybeUninit::uninit(); if used { t } else { 0 }];
+        let mut bufs: Vec<Vec<MaybeUninit<T>>> = (0..last).map(|_| tile_buf(true)).collect();
+        let mut own = tile_buf(self.alias.is_some());
+        let (mut gx, mut gy) = (tile_buf(self.gathers), tile_buf(self.gathers));
+        let mut limit = self.steps.len();
+        let mut failure = None;
+        let mut s = 0;
+        while s < out.len() && limit > 0 {
+            let len = t.min(out.len() - s);
+            if self.alias.is_some() {
+                own[..len].copy_from_slice(&out[s..s + len]);
+            }
+            let g0 = start + s;
+            for k in 0..limit {
+                let step = &self.steps[k];
+                let (done, rest) = bufs.split_at_mut(k.min(last));
+                let target = match rest.first_mut() {
+                    Some(b) if k < last => Out::new(&mut b[..len]),
+                    _ => Out {
+                        data: &mut out[s..s + len],
+                        stream: self.stream,
+                    },
+                };
+                let tile = Tile {
+                    done,
+                    own: &own,
+                    g0,
+                    len,
+                };
+                let x = self.operand(step, true, &tile, &mut gx);
+                let y = self.operand(step, false, &tile, &mut gy);
+                if let Err((i, error)) = self.kernels[k].run(x, y, target) {
+                    failure = Some(Failure {
+                        step: k,
+                        at: g0 + i,
+                        error,
+                    });
+                    limit = k;
+                    break;
+                }
+            }
+            s += len;
+        }
+        if self.stream {
+            stream_fence();
+        }
+        failure
+    }
+
+    /// [`chunk`](Self::chunk) for a lone step, its kernel's loop over the broadcast runs, each
+    /// operand read in place or repeated and the result written to the output directly.
+    fn chunk_runs(&self, start: usize, out: &mut [MaybeUninit<T>]) -> Option<Failure> {
+        let step = &self.steps[0];
+        let leaf = |o: Operand| match o {
+            Operand::Leaf(l) => self.leaves[l],
+            Operand::Step(_) => &[],
+        };
+        let (a, b) = (leaf(step.x), leaf(step.y));
+        if let Some((f, &[link])) = self.chain
+            && step
+                .plan
+                .dims()
+                .last()
+                .is_some_and(|d| d.is_multiple_of(super::chain::LANES))
+        {
+            // In registers, every run under one dispatch (such a step cannot fail). Only for
+            // runs of whole blocks: a run's part block is computed element by element, and a
+            // run that does not start on a cache line is not streamed.
+            let o = Out {
+                data: &mut *out,
+                stream: self.stream,
+            };
+            (f.runs)(&step.plan, start, link, a, b, o);
+            if self.stream {
+                stream_fence();
+            }
+            return None;
+        }
+        let o = Out {
+            data: out,
+            stream: self.stream,
+        };
+        let failure = self.kernels[0].runs(&step.plan, start, a, b, o);
+        if self.stream {
+            stream_fence();
+        }
+        failure.map(|(at, error)| Failure { step: 0, at, error })
+    }
+
+    /// [`chunk`](Self::chunk) for a linear chain that cannot fail: each tile's operands are
+    /// resolved (broadcast leaves gathered, one buffer per step), then `f` computes the tile
+    /// with the running value in registers and writes it to the output directly.
+    fn chunk_chain(
+        &self,
+        f: super::chain::ChainFn<T>,
+        links: &[Link],
+        start: usize,
+        out: &mut [MaybeUninit<T>],
+    ) {
+        let t = self.tile.min(out.len());
+        let tile_buf = |used: bool| vec![MaybeUninit::uninit(); if used { t } else { 0 }];
+        let mut own = tile_buf(self.alias.is_some());
+        // One gather buffer for step 0's first operand, then one for each step's other one.
+        let mut gathered: Vec<Vec<MaybeUninit<T>>> = (0..=self.steps.len())
+            .map(|_| tile_buf(self.gathers))
+            .collect();
+        let mut s = 0;
+        while s < out.len() {
+            let len = t.min(out.len() - s);
+            if self.alias.is_some() {
+                own[..len].copy_from_slice(&out[s..s + len]);
+            }
+            let tile = Tile {
+                done: &[],
+                own: &own,
+                g0: start + s,
+                len,
+            };
+            let (first_buf, bufs) = gathered.split_at_mut(1);
+            let first = self.operand(&self.steps[0], true, &tile, &mut first_buf[0]);
+            let operands: Vec<(Link, Src<'_, T>)> = self
+                .steps
+                .iter()
+                .zip(links)
+                .zip(bufs.iter_mut())
+                .map(|((step, &link), buf)| {
+                    (link, self.operand(step, link.other_is_a(), &tile, buf))
+                })
+                .collect();
+            let o = Out {
+                data: &mut out[s..s + len],
+                stream: self.stream,
+            };
+            f(first, &operands, o);
+            s += len;
+        }
+        if self.stream {
+            stream_fence();
+        }
+    }
+
+    /// How a chain reads operand A (`first`) or B of `step` over a chunk from output element
+    /// `start`, run by run.
+    fn feed<'a>(
+        &'a self,
+        step: &'a Step,
+        (first, operand): (bool, Operand),
+        start: usize,
+    ) -> Feed<'a, T> {
+        let leaf = match operand {
+            Operand::Leaf(l) => self.leaves[l],
+            // Not for a chain's feeds (`by_segments` checks); an empty run.
+            Operand::Step(_) => &[],
+        };
+        if leaf.len() == self.n {
+            Feed::Same(leaf)
+        } else if leaf.len() == 1 {
+            Feed::One(leaf[0])
+        } else {
+            Feed::Runs(step.plan.cursor(first, start), leaf)
+        }
+    }
+
+    /// Operand A (`first`) or B of `step` over a tile, as one run: an earlier step's tile, the
+    /// reused leaf's copy, a full-size leaf's own elements, a one-element leaf repeated, or a
+    /// broadcast leaf gathered into `buf`.
+    #[inline(always)]
+    fn operand<'a>(
+        &'a self,
+        step: &Step,
+        first: bool,
+        tile: &Tile<'a, T>,
+        buf: &'a mut [MaybeUninit<T>],
+    ) -> Src<'a, T> {
+        let (g0, len) = (tile.g0, tile.len);
+        // SAFETY (the `filled` calls): earlier steps filled their whole tile, `own` holds the
+        // tile's copy of the reused leaf, and `gather` writes the whole tile.
+        match if first { step.x } else { step.y } {
+            Operand::Step(j) => Src::Slice(unsafe { filled(&tile.done[j], len) }),
+            Operand::Leaf(l) if Some(l) == self.alias => {
+                Src::Slice(unsafe { filled(tile.own, len) })
+            }
+            Operand::Leaf(l) => {
+                let leaf = self.leaves[l];
+                if leaf.len() == self.n {
+                    Src::Slice(&leaf[g0..g0 + len])
+                } else if leaf.len() == 1 {
+                    Src::Repeat(leaf[0])
+                } else {
+                    gather(&step.plan, first, leaf, g0, &mut buf[..len]);
+                    Src::Slice(unsafe { filled(buf, len) })
+                }
+            }
+        }
+    }
+}
+
+/// The tile a step computes: output elements `g0..g0 + len`, with the earlier steps' tiles and
+/// the reused leaf's copy of it.
+struct Tile<'a, T> {
+    done: &'a [Vec<MaybeUninit<T>>],
+    own: &'a [MaybeUninit<T>],
+    g0: usize,
+    len: usize,
+}
+
+/// Computes `a op b` under `spec` with one step's kernel.
+pub fn binary<T: Element>(
+    spec: AutoBroadcast,
+    a: &Tensor,
+    b: &Tensor,
+    kernel: &dyn StepKernel<T>,
+    chain: Option<ChainFns<T>>,
+    link: Option<Link>,
+) -> Result<Tensor, EvalError> {
+    let (Some(xa), Some(xb)) = (contiguous::<T>(a), contiguous::<T>(b)) else {
+        return Err(EvalError::Types(a.element_type(), b.element_type()));
+    };
+    let plan = Plan::new(spec, a.shape(), b.shape()).ok_or_else(|| EvalError::Shapes {
+        a: a.shape().to_vec(),
+        b: b.shape().to_vec(),
+        reason: "the shapes do not broadcast".into(),
+    })?;
+    let shape = plan.out.clone();
+    let step = Step {
+        plan,
+        x: Operand::Leaf(0),
+        y: Operand::Leaf(1),
+    };
+    let links = link.map(|l| [l]);
+    let chain = chain.zip(links.as_ref()).map(|(f, l)| (f, &l[..]));
+    let data =
+        fused(&[step], &[&xa, &xb], None, &[kernel], chain).map_err(|f| f.to_eval(&shape))?;
+    let array = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), data).map_err(|_| {
+        EvalError::Shapes {
+            a: a.shape().to_vec(),
+            b: b.shape().to_vec(),
+            reason: "internal error: output size".into(),
+        }
+    })?;
+    Ok(T::wrap(array))
+}

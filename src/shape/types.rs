@@ -1,0 +1,180 @@
+//! What inference knows of a value flowing along an edge: its element type and partial shape,
+//! and, when they are small and known, its elements ([`TensorType::value`]) or interval bounds
+//! of them ([`TensorType::bounds`]) — what ShapeOf → Gather → Concat → Reshape subgraphs need to
+//! infer exact shapes, as OpenVINO's `evaluate_lower`/`evaluate_upper` do.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use crate::dtype::ElementType;
+use crate::shape::{Dim, PartialShape};
+use crate::tensor::Tensor;
+
+/// Values with at most this many elements are carried by inference (and folded when they are
+/// computed from constants); larger ones are left to execution.
+pub const VALUE_LIMIT: usize = 4096;
+
+/// The type of a value flowing along an edge.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorType {
+    pub element_type: ElementType,
+    pub shape: PartialShape,
+    /// The elements, when known at inference (Consts and what is computed from them, up to
+    /// [`VALUE_LIMIT`] elements).
+    pub value: Option<Arc<Tensor>>,
+    /// Bounds of each element of an integer value that is not known exactly (a shape read by
+    /// ShapeOf from dynamic dims, and what is computed from it).
+    pub bounds: Option<Arc<Bounds>>,
+}
+
+impl TensorType {
+    pub fn new(element_type: ElementType, shape: PartialShape) -> TensorType {
+        TensorType {
+            element_type,
+            shape,
+            value: None,
+            bounds: None,
+        }
+    }
+
+    /// A known value (its type and shape are the tensor's).
+    pub fn of_value(t: Tensor) -> TensorType {
+        let shape = PartialShape::fixed(&t.shape().iter().map(|&d| d as u64).collect::<Vec<_>>());
+        TensorType {
+            element_type: t.element_type(),
+            shape,
+            value: Some(Arc::new(t)),
+            bounds: None,
+        }
+    }
+
+    /// The value's elements as intervals: exact for a known integer value, else the bounds.
+    pub fn int_bounds(&self) -> Option<Cow<'_, Bounds>> {
+        if let Some(v) = &self.value {
+            return Bounds::exact(v).map(Cow::Owned);
+        }
+        self.bounds.as_deref().map(Cow::Borrowed)
+    }
+
+    /// The known value as i64s (an integer value only).
+    pub fn int_values(&self) -> Option<Vec<i64>> {
+        self.value.as_deref().and_then(int_values)
+    }
+}
+
+/// The elements of an integer tensor as i64s (u64 values above `i64::MAX` are refused).
+pub fn int_values(t: &Tensor) -> Option<Vec<i64>> {
+    fn go<T: crate::num::Int>(t: &Tensor) -> Option<Vec<i64>> {
+        let v = T::view(t)?;
+        v.iter().map(|&x| i64::try_from(x.to_i128()).ok()).collect()
+    }
+    crate::dispatch!(int: t.element_type(), T => go::<T>(t), _ => None)
+}
+
+/// Interval bounds of each element of an integer value, row-major: element `i` lies in
+/// `lo[i]..=hi[i]`, and `hi[i] == UNBOUNDED` means it has no upper bound (a `?` dim).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    pub lo: Vec<i64>,
+    pub hi: Vec<i64>,
+}
+
+/// The upper bound of an element that has none (OpenVINO uses the type's maximum the same way).
+pub const UNBOUNDED: i64 = i64::MAX;
+
+impl Bounds {
+    /// Exact bounds of a known integer value.
+    pub fn exact(t: &Tensor) -> Option<Bounds> {
+        let v = int_values(t)?;
+        Some(Bounds {
+            lo: v.clone(),
+            hi: v,
+        })
+    }
+
+    /// The bounds of dims, as ShapeOf reads them.
+    pub fn of_dims(dims: &[Dim]) -> Bounds {
+        Bounds {
+            lo: dims
+                .iter()
+                .map(|d| d.min().min(i64::MAX as u64) as i64)
+                .collect(),
+            hi: dims
+                .iter()
+                .map(|d| d.max().map_or(UNBOUNDED, |m| m.min(i64::MAX as u64) as i64))
+                .collect(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.lo.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lo.is_empty()
+    }
+
+    /// Whether every element is known exactly.
+    pub fn is_exact(&self) -> bool {
+        self.lo == self.hi
+    }
+
+    /// Element `i` as a dimension, if its bounds are a valid one (non-negative).
+    pub fn dim(&self, i: usize) -> Option<Dim> {
+        let (lo, hi) = (self.lo[i], self.hi[i]);
+        let lo = u64::try_from(lo.max(0)).ok()?;
+        let hi = if hi == UNBOUNDED {
+            None
+        } else {
+            Some(u64::try_from(hi).ok()?)
+        };
+        Dim::interval(lo, hi)
+    }
+
+    /// The elements at `indices`.
+    pub fn gather(&self, indices: &[usize]) -> Option<Bounds> {
+        Some(Bounds {
+            lo: indices
+                .iter()
+                .map(|&i| self.lo.get(i).copied())
+                .collect::<Option<_>>()?,
+            hi: indices
+                .iter()
+                .map(|&i| self.hi.get(i).copied())
+                .collect::<Option<_>>()?,
+        })
+    }
+
+    /// A value carrying these bounds: exact ones become the value itself.
+    pub fn into_type(self, element_type: ElementType, shape: PartialShape) -> TensorType {
+        let mut t = TensorType::new(element_type, shape);
+        if self.is_exact()
+            && let Some(v) = ints_tensor(element_type, &t.shape, &self.lo)
+        {
+            t.value = Some(Arc::new(v));
+        } else {
+            t.bounds = Some(Arc::new(self));
+        }
+        t
+    }
+}
+
+/// An integer tensor of `ty` and static `shape` holding `values` (`None` if a value does not
+/// fit the type, or the shape is not static).
+pub fn ints_tensor(ty: ElementType, shape: &PartialShape, values: &[i64]) -> Option<Tensor> {
+    fn go<T: crate::num::Int + TryFrom<i64>>(shape: &[usize], values: &[i64]) -> Option<Tensor> {
+        let v: Vec<T> = values
+            .iter()
+            .map(|&x| T::try_from(x).ok())
+            .collect::<Option<_>>()?;
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), v)
+            .ok()
+            .map(T::wrap)
+    }
+    let shape: Vec<usize> = shape
+        .to_static()?
+        .iter()
+        .map(|&d| usize::try_from(d).ok())
+        .collect::<Option<_>>()?;
+    crate::dispatch!(int: ty, T => go::<T>(&shape, values), _ => None)
+}
