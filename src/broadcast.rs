@@ -336,17 +336,56 @@ fn steps(shape: &[usize], rank: usize) -> Vec<usize> {
     out
 }
 
+/// The output shape of static shapes `a` and `b` under `spec`: the rules of
+/// [`AutoBroadcast::infer`] on fixed dims (`tests/broadcast_props.rs` checks they agree), without
+/// building partial shapes, since execution asks this for every layer and run.
+pub fn static_out(spec: AutoBroadcast, a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    match spec {
+        AutoBroadcast::None => (a == b).then(|| a.to_vec()),
+        AutoBroadcast::Numpy => {
+            let rank = a.len().max(b.len());
+            let at = |s: &[usize], i: usize| {
+                let pad = rank - s.len();
+                if i < pad { 1 } else { s[i - pad] }
+            };
+            (0..rank)
+                .map(|i| match (at(a, i), at(b, i)) {
+                    (x, y) if x == y => Some(x),
+                    (1, y) => Some(y),
+                    (x, 1) => Some(x),
+                    _ => None,
+                })
+                .collect()
+        }
+        AutoBroadcast::Pdpd { axis, .. } => {
+            let start = match axis {
+                -1 => a.len().checked_sub(b.len())?,
+                x if x >= 0 => usize::try_from(x).ok()?,
+                _ => return None,
+            };
+            if b.len() > a.len() || start.checked_add(b.len())? > a.len() {
+                return None;
+            }
+            let mut out = a.to_vec();
+            for (i, &y) in b.iter().enumerate() {
+                let x = a[start + i];
+                out[start + i] = match (x, y) {
+                    _ if y > x => return None,
+                    _ if x == y || y == 1 => x,
+                    (1, _) => y,
+                    _ => return None,
+                };
+            }
+            Some(out)
+        }
+    }
+}
+
 impl Plan {
     /// The plan for `a` and `b` under `spec`, or `None` if the shapes do not broadcast or the
     /// output has more elements than `usize` counts.
     pub fn new(spec: AutoBroadcast, a: &[usize], b: &[usize]) -> Option<Plan> {
-        let to64 = |s: &[usize]| s.iter().map(|&d| d as u64).collect::<Vec<_>>();
-        let out: Vec<usize> = spec
-            .infer_static(&to64(a), &to64(b))
-            .ok()?
-            .iter()
-            .map(|&d| usize::try_from(d).ok())
-            .collect::<Option<_>>()?;
+        let out = static_out(spec, a, b)?;
         // The element count must fit in memory's address space (checked here, so that
         // `len` cannot overflow).
         out.iter().try_fold(1usize, |n, &d| n.checked_mul(d))?;

@@ -111,6 +111,25 @@ proptest! {
         }
     }
 
+    /// Execution's shape rule on fixed dims is inference's (intervals, partial shapes).
+    #[test]
+    fn static_rule_agrees_with_inference(
+        a in prop::collection::vec(0u64..4, 0..5),
+        b in prop::collection::vec(0u64..4, 0..5),
+        mode in 0u8..3,
+        axis in -1i64..5,
+    ) {
+        let spec = match mode {
+            0 => AutoBroadcast::Numpy,
+            1 => AutoBroadcast::None,
+            _ => AutoBroadcast::Pdpd { axis, axis_given: true },
+        };
+        let usize_of = |s: &[u64]| s.iter().map(|&d| d as usize).collect::<Vec<_>>();
+        let fast = broadcast::static_out(spec, &usize_of(&a), &usize_of(&b));
+        let slow = spec.infer_static(&a, &b).ok().map(|s| usize_of(&s));
+        prop_assert_eq!(fast, slow, "{} {:?} {:?}", spec, a, b);
+    }
+
     #[test]
     fn none_equals_merge_of_equal_ranks(a in partial()) {
         prop_assert_eq!(broadcast::merge(&a, &a).unwrap(), a);

@@ -129,6 +129,9 @@ impl Model {
     /// layers, in order of first appearance (empty when the model runs).
     pub fn unimplemented(&self) -> Vec<OpaqueUse> {
         let g = self.graph();
+        if g.opaque.is_empty() {
+            return Vec::new();
+        }
         let mut dead = vec![false; g.nodes.len()];
         for &i in &g.dead {
             dead[i] = true;
@@ -213,7 +216,8 @@ fn bind<K: Into<InputKey>>(
             continue;
         }
         if let Some(p) = g.nodes[g.inputs[i]].parameter() {
-            let at = g.locate(g.inputs[i], None);
+            // Made only for an error (it copies the layer's names).
+            let at = || g.locate(g.inputs[i], None);
             if p.element_type != crate::ElementType::Dynamic
                 && tensor.element_type() != p.element_type
             {
@@ -223,7 +227,7 @@ fn bind<K: Into<InputKey>>(
                         expected: p.element_type,
                         got: tensor.element_type(),
                     },
-                    at,
+                    at(),
                 ));
                 refused[i] = true;
                 continue;
@@ -235,7 +239,7 @@ fn bind<K: Into<InputKey>>(
                         expected: p.shape.to_string(),
                         got: crate::io::text::dims_text(tensor.shape()),
                     },
-                    at,
+                    at(),
                 ));
                 refused[i] = true;
                 continue;
@@ -252,6 +256,13 @@ fn bind<K: Into<InputKey>>(
         return Err(Error::from_list(errors));
     }
     Ok(slots.into_iter().flatten().collect())
+}
+
+/// A layer's outputs as execution makes them (most layers have one: no list for it).
+enum Outs<'g> {
+    None,
+    One(Value<'g>),
+    Many(Vec<Value<'g>>),
 }
 
 /// What [`Model::run_observed`] shows each layer output to.
@@ -409,15 +420,13 @@ fn execute(
         }
         let group: &[usize] = members.get(&i).map_or(std::slice::from_ref(&i), |m| m);
         let node = &g.nodes[i];
-        let computed: Result<Vec<Value<'_>>, (usize, Error)> = match node.op.role() {
+        let computed: Result<Outs<'_>, (usize, Error)> = match node.op.role() {
             Role::Input(_) => Ok(input_of
                 .get(&i)
                 .and_then(|&k| inputs[k].take())
-                .map(Value::Tensor)
-                .into_iter()
-                .collect()),
+                .map_or(Outs::None, |t| Outs::One(Value::Tensor(t)))),
             Role::Constant(c) => const_bytes(g, i, c)
-                .map(|m| vec![Value::Mapped(m)])
+                .map(|m| Outs::One(Value::Mapped(m)))
                 .map_err(|e| (i, e)),
             Role::Output => {
                 let src = node.inputs[0].source;
@@ -427,20 +436,22 @@ fn execute(
                     .and_then(|v| as_tensor(g, src.node, v, &budget))
                     .map(|t| {
                         results.insert(i, t);
-                        Vec::new()
+                        Outs::None
                     })
                     .map_err(|e| (i, e))
             }
             Role::Opaque(_) => Err((i, internal(g, i, "an opaque layer reached execution"))),
             Role::Compute if group.len() > 1 || node.op.fusable().is_some() => {
                 group::run(g, group, &mut values, &uses, &mut budget)
-                    .map(|t| vec![Value::Tensor(t)])
+                    .map(|t| Outs::One(Value::Tensor(t)))
             }
             Role::Compute => eval_node(g, i, &values, &budget)
                 .map(|out| {
-                    out.into_iter()
-                        .map(|t| Value::Tensor(Arc::new(t)))
-                        .collect()
+                    Outs::Many(
+                        out.into_iter()
+                            .map(|t| Value::Tensor(Arc::new(t)))
+                            .collect(),
+                    )
                 })
                 .map_err(|e| (i, e)),
         };
@@ -464,7 +475,13 @@ fn execute(
                     .map_or(e, |(_, e)| e));
             }
         };
-        for (port, v) in out.into_iter().enumerate() {
+        // (A list of one would cost an allocation per layer and run.)
+        let (first, rest) = match out {
+            Outs::None => (None, Vec::new()),
+            Outs::One(v) => (Some(v), Vec::new()),
+            Outs::Many(v) => (None, v),
+        };
+        for (port, v) in first.into_iter().chain(rest).enumerate() {
             if let Some(observe) = observe.as_mut()
                 && crate::tensor::TypeSet::ANY.contains(v.element_type())
             {

@@ -309,11 +309,15 @@ pub fn build(
             )
         })?;
 
+    let opaque = (0..nodes.len())
+        .filter(|&i| matches!(nodes[i].op.role(), Role::Opaque(_)))
+        .collect();
     Ok(Graph {
         file: source.file.clone(),
         version,
         name: doc.net.name.clone(),
         nodes,
+        opaque,
         order,
         inputs,
         outputs,

@@ -38,6 +38,8 @@ pub struct Graph {
     pub dead: Vec<usize>,
     /// Parameters that feed no Result, in XML order (still model inputs).
     pub unused_inputs: Vec<usize>,
+    /// Layers whose op ovir does not implement (opaque), in XML order.
+    pub opaque: Vec<usize>,
     /// The weights file, if it exists.
     pub weights: Option<Arc<Weights>>,
     /// Where the weights file is (or would be).
