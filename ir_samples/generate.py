@@ -651,7 +651,7 @@ def write_bad():
 # written).
 
 # Concrete shapes for dynamic inputs: {sample: {input: shape}}.
-CONCRETE = {"dynamic": {"a": [4, 3], "b": [1, 3], "c": [3]}}
+CONCRETE = {"dynamic": {"a": [4, 3], "b": [1, 3], "c": [3]}, "shape_subgraph": {"x": [2, 5, 12]}}
 
 
 def sample_inputs(name, model, rng):
@@ -690,6 +690,8 @@ def fold_with_reference(model, inputs):
             fresh = ops.constant(np.array(node.get_data()), dtype=node.get_element_type())
             for target in list(node.output(0).get_target_inputs()):
                 target.replace_source_output(fresh.output(0))
+    # Shapes inferred for dynamic Parameters become static: ConstantFolding folds only then.
+    m.validate_nodes_and_infer_types()
     pm = passes.Manager()
     pm.register_pass(passes.ConstantFolding())
     pm.run_passes(m)
@@ -945,6 +947,196 @@ def write_special_cases():
     save_case(root / "const_only_i64", model, {}, [("i64", np.array([1, 2, 3]) - np.array([[10], [20]]))])
 
 
+def write_arith_matrix():
+    """Add and Multiply on every type under none/numpy/pdpd, like Subtract in write_op_matrix
+    (expected from the spec in numpy, cross-checked with OpenVINO's reference where it has the
+    type)."""
+    spec = spec_module()
+    root = HERE / "ops"
+    rng = np.random.default_rng(2027)
+    shapes = {"none": ([2, 3], [2, 3]), "numpy": ([2, 1, 3], [4, 1]), "pdpd": ([3, 3, 4], [3, 1])}
+    for op, fn, ref in (("Add", spec.spec_add, spec.REF_ADD), ("Multiply", spec.spec_mul, spec.REF_MUL)):
+        for t in spec.TYPES:
+            for mode, (sa, sb) in shapes.items():
+                a = special_values(t, int(np.prod(sa)), rng).reshape(sa)
+                b = special_values(t, int(np.prod(sb)), rng).reshape(sb)
+                pa = ops.parameter(sa, spec.OVT[t], name="a")
+                pb = ops.parameter(sb, spec.OVT[t], name="b")
+                for p in (pa, pb):
+                    p.output(0).get_tensor().set_names({p.get_friendly_name()})
+                b_np = b.reshape([1, 3, 1]) if mode == "pdpd" else b
+                value = fn(a, b_np, t)
+                node = NodeFactory("opset1").create(op, [pa.output(0), pb.output(0)], {"auto_broadcast": mode})
+                node.output(0).get_tensor().set_names({"out"})
+                model = ov.Model([ops.result(node)], [pa, pb], f"{op}_{t}_{mode}")
+                d = root / f"{op.lower()}_{t}_{mode}"
+                value = np.asarray(value).reshape(node.get_output_partial_shape(0).to_shape())
+                save_case(d, model, {"a": (t, a), "b": (t, b)}, [(t, value)])
+                if mode == "pdpd":
+                    xml = (d / "model.xml").read_text()
+                    (d / "model.xml").write_text(xml.replace('auto_broadcast.auto_broadcast_axis="0"', 'auto_broadcast.auto_broadcast_axis="1"'))
+                if t in ref:
+                    saved = ov.Core().read_model(str(d / "model.xml"))
+                    got = fold_with_reference(saved, {"a": (t, a), "b": (t, b)})[0]
+                    assert spec.same_bits(got, value, t), f"{d.name}: spec {value} != reference {got}"
+
+
+def packed_constant(t, shape, raw):
+    """A Constant of packed type `t` holding the bytes `raw` as OpenVINO stores them."""
+    tensor = ov.Tensor(t, shape)
+    tensor.data.view(np.uint8).reshape(-1)[:] = np.frombuffer(bytes(raw), dtype=np.uint8)
+    return ov.op.Constant(tensor)
+
+
+def write_element_type_cases():
+    """boolean inputs, outputs and conversions; packed weight types decoded by Convert (every
+    byte or nibble value). Expected: OpenVINO's reference for the decoding (exact floats and
+    integers), the spec in numpy for conversions from it."""
+    from openvino import passes
+
+    spec = spec_module()
+    root = HERE / "ops"
+    # Packed Consts -> Convert: every bit pattern.
+    packed = {
+        "u1": (ov.Type.u1, 32, bytes([0b10100001, 0x00, 0xFF, 0x5A])),
+        "u2": (ov.Type.u2, 16, bytes([0b11100100, 0x1B, 0xFF, 0x00])),
+        "u4": (ov.Type.u4, 32, bytes((2 * k) | ((2 * k + 1) % 16) << 4 for k in range(16))),
+        "i4": (ov.Type.i4, 32, bytes((2 * k) | ((2 * k + 1) % 16) << 4 for k in range(16))),
+        "nf4": (ov.Type.nf4, 32, bytes((2 * k) | ((2 * k + 1) % 16) << 4 for k in range(16))),
+        "f4e2m1": (ov.Type.f4e2m1, 32, bytes((2 * k) | ((2 * k + 1) % 16) << 4 for k in range(16))),
+        "f8e4m3": (ov.Type.f8e4m3, 256, bytes(range(256))),
+        "f8e5m2": (ov.Type.f8e5m2, 256, bytes(range(256))),
+        "f8e8m0": (ov.Type.f8e8m0, 256, bytes(range(256))),
+    }
+    for name, (t, n, raw) in packed.items():
+        for dst in ("f32", "f16", "i32"):
+            c = packed_constant(t, [n], raw)
+            node = ops.convert(c, spec.OVT[dst])
+            node.output(0).get_tensor().set_names({"y"})
+            model = ov.Model([ops.result(node)], [], f"convert_{name}_{dst}")
+            # The decoded values, from OpenVINO's reference (exact in f32), on a model built in
+            # memory (fold_with_reference copies Constants through numpy, which packed types
+            # do not survive).
+            m = ov.Model([ops.result(ops.convert(packed_constant(t, [n], raw), ov.Type.f32))], [], "d")
+            pm = passes.Manager()
+            pm.register_pass(passes.ConstantFolding())
+            pm.run_passes(m)
+            decoded = np.array(m.get_results()[0].input_value(0).get_node().get_data())
+            value = spec.spec_convert(decoded.astype(np.float32), "f32", dst)
+            save_case(root / f"convert_packed_{name}_to_{dst}", model, {}, [(dst, value)])
+    # boolean: Parameters, Consts and Converts both ways.
+    x = np.array([0.0, -0.0, 1.0, -2.5, np.nan, np.inf, 1e-45, -1e-40], dtype=np.float32)
+    p = ops.parameter([8], np.float32, name="x")
+    p.output(0).get_tensor().set_names({"x"})
+    b = ops.convert(p, ov.Type.boolean)
+    b.output(0).get_tensor().set_names({"as_bool"})
+    back = ops.convert(b, ov.Type.i32)
+    back.output(0).get_tensor().set_names({"as_i32"})
+    model = ov.Model([ops.result(b), ops.result(back)], [p], "convert_boolean")
+    want_b = x != 0
+    save_case(root / "convert_f32_to_boolean_and_back", model, {"x": ("f32", x)}, [("boolean", want_b), ("i32", want_b.astype(np.int32))])
+    q = ops.parameter([2, 3], ov.Type.boolean, name="m")
+    q.output(0).get_tensor().set_names({"m"})
+    k = ops.constant(np.array([[True], [False]]))
+    cat = ops.concat([q, k], axis=1)
+    cat.output(0).get_tensor().set_names({"joined"})
+    f = ops.convert(cat, ov.Type.f16)
+    f.output(0).get_tensor().set_names({"as_f16"})
+    model = ov.Model([ops.result(cat), ops.result(f)], [q], "boolean_io")
+    m = np.array([[True, False, True], [False, False, True]])
+    joined = np.concatenate([m, np.array([[True], [False]])], axis=1)
+    save_case(root / "boolean_input_concat_output", model, {"m": ("boolean", m)}, [("boolean", joined), ("f16", joined.astype(np.float16))])
+
+
+def write_shape_op_cases():
+    """ShapeOf, Gather (1, 7, 8), Concat, Reshape, Squeeze, Unsqueeze, Split, VariadicSplit,
+    StridedSlice and the reductions on small inputs. Expected: OpenVINO's reference (exact copies)
+    for data movement; the numpy spec for reductions (cross-checked with the reference where
+    the rules agree)."""
+    root = HERE / "ops"
+    factory = {v: NodeFactory(f"opset{v}") for v in (1, 3, 4, 7, 8)}
+    rng = np.random.default_rng(2028)
+
+    def case(name, inputs, build):
+        params = {}
+        for n, v in inputs.items():
+            p = ops.parameter(list(v.shape), ov.Type(v.dtype) if v.dtype != np.bool_ else ov.Type.boolean, name=n)
+            p.output(0).get_tensor().set_names({n})
+            params[n] = p
+        outs = build(params)
+        results = []
+        for k, o in enumerate(outs):
+            o.get_tensor().set_names({f"out{k}"})
+            results.append(ops.result(o))
+        model = ov.Model(results, list(params.values()), name)
+        types = {n: (p.get_element_type().get_type_name(), inputs[n]) for n, p in params.items()}
+        expected = fold_with_reference(model, types)
+        save_case(root / name, model, {n: (None, v) for n, v in inputs.items()},
+                  [(None, np.asarray(e)) for e in expected])
+
+    def const(v, dtype=np.int64):
+        return ops.constant(np.array(v, dtype=dtype))
+
+    x = rng.standard_normal([2, 3, 4]).astype(np.float32)
+    i = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    case("shape_of_1_and_3", {"x": x}, lambda p: [
+        factory[1].create("ShapeOf", [p["x"].output(0)]).output(0),
+        factory[3].create("ShapeOf", [p["x"].output(0)], {"output_type": "i32"}).output(0),
+    ])
+    case("gather_1_axis_1", {"x": x}, lambda p: [
+        factory[1].create("Gather", [p["x"].output(0), const([[2, 0], [1, 1]]).output(0), const(1).output(0)]).output(0)])
+    case("gather_7_batch_dims", {"i": i}, lambda p: [
+        factory[7].create("Gather", [p["i"].output(0), const([[3, 0], [1, 2]]).output(0), const(2).output(0)], {"batch_dims": 1}).output(0)])
+    case("gather_8_negative_and_out_of_range", {"i": i}, lambda p: [
+        factory[8].create("Gather", [p["i"].output(0), const([-1, 3, 7, -9, 0]).output(0), const(-1).output(0)], {"batch_dims": 0}).output(0)])
+    case("concat_three_axis_minus_1", {"x": x}, lambda p: [
+        ops.concat([p["x"], const(np.ones([2, 3, 1]), np.float32), p["x"]], axis=-1).output(0)])
+    case("reshape_special_zero_and_minus_1", {"x": x}, lambda p: [
+        ops.reshape(p["x"], const([0, -1]), special_zero=True).output(0),
+        ops.reshape(p["x"], const([4, -1, 3]), special_zero=False).output(0),
+    ])
+    case("squeeze_unsqueeze", {"x": x.reshape(2, 1, 3, 1, 4)}, lambda p: [
+        ops.squeeze(p["x"], const([1, -2])).output(0),
+        factory[1].create("Squeeze", [p["x"].output(0)]).output(0),
+        ops.unsqueeze(p["x"], const([0, -1])).output(0),
+    ])
+    case("split_and_variadic_split", {"x": x}, lambda p: [
+        *ops.split(p["x"], const(-1), 2).outputs(),
+        *ops.variadic_split(p["x"], const(1), const([1, -1])).outputs(),
+    ])
+    case("strided_slice_masks", {"i": i}, lambda p: [
+        ops.strided_slice(p["i"], const([1, 0, 3]), const([2, 0, 0]), const([1, 1, -1]), [0, 1, 0], [0, 1, 1]).output(0),
+        ops.strided_slice(p["i"], const([0, 1]), const([0, 2]), const([1, 1]), [0, 0], [0, 0], [], [], [1, 0]).output(0),
+        ops.strided_slice(p["i"], const([-1, 0]), const([0, 3]), const([1, 2]), [0, 0], [0, 0], [0, 1], [1, 0]).output(0),
+    ])
+    # Reductions: integers exactly (no mean or wrap-around here, where the reference and the
+    # spec part), floats within what the reference computes.
+    for kind in ("ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin", "ReduceL1"):
+        case(f"{kind.lower()}_i32_keep_dims", {"i": i - 11}, lambda p, kind=kind: [
+            factory[4].create(kind, [p["i"].output(0), const([0, -1]).output(0)], {"keep_dims": True}).output(0)])
+    small = (rng.integers(-8, 8, size=[3, 4]) / 4).astype(np.float32)
+    for kind in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1", "ReduceL2", "ReduceProd"):
+        case(f"{kind.lower()}_f32", {"x": small}, lambda p, kind=kind: [
+            factory[4].create(kind, [p["x"].output(0), const([1]).output(0)], {"keep_dims": False}).output(0)])
+    mask = np.array([[True, False, True], [True, True, True]])
+    for kind in ("ReduceLogicalAnd", "ReduceLogicalOr"):
+        case(f"{kind.lower()}", {"m": mask}, lambda p, kind=kind: [
+            factory[1].create(kind, [p["m"].output(0), const([1]).output(0)], {"keep_dims": False}).output(0)])
+
+
+def write_shape_subgraph():
+    """A dynamic model whose Reshape target comes from ShapeOf -> Gather -> Concat, as
+    exporters write attention blocks: `info` shows the interval dims inference derives."""
+    x = param("1..8,?,12", np.float32, "x")
+    s = ops.shape_of(x)
+    batch_seq = ops.gather(s, ops.constant(np.array([0, 1], dtype=np.int64)), ops.constant(np.int64(0)))
+    target = ops.concat([batch_seq, ops.constant(np.array([3, 4], dtype=np.int64))], axis=0)
+    r = ops.reshape(x, target, special_zero=False, name="to_heads")
+    flat = ops.reshape(r, ops.constant(np.array([0, -1], dtype=np.int64)), special_zero=True, name="flatten")
+    flat.output(0).get_tensor().set_names({"y"})
+    return model([flat], [x], "shape_subgraph")
+
+
 def safe_stem(name):
     """ovir's io::npy::safe_stem."""
     stem = "".join("_" if ord(c) < 32 or 0x7F <= ord(c) <= 0x9F or c in '/\\:*?"<>|' else c for c in name)
@@ -994,6 +1186,10 @@ def main():
     write_onnx_node_tests()
     write_op_matrix()
     write_special_cases()
+    write_arith_matrix()
+    write_element_type_cases()
+    write_shape_op_cases()
+    save(write_shape_subgraph(), "shape_subgraph")
     write_bad()
     core = ov.Core()
     for xml in sorted(HERE.glob("*/model.xml")):

@@ -278,8 +278,9 @@ pub enum ErrorKind {
     )]
     Unimplemented { op: String, count: usize },
     #[error(
-        "ovir cannot run this model: it does not implement {}",
-        ops.iter().map(|o| o.to_string()).collect::<Vec<_>>().join("; ")
+        "ovir cannot run this model: it does not implement {}:{}",
+        if ops.len() == 1 { "this op".to_owned() } else { format!("these {} ops", ops.len()) },
+        ops.iter().map(|o| format!("\n    {o}")).collect::<String>()
     )]
     CannotRun { ops: Vec<OpaqueUse> },
     #[error("this layer feeds no Result, so it is never computed")]

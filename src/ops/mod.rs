@@ -19,11 +19,13 @@ pub mod opaque;
 pub mod opset_table;
 pub mod packed;
 pub mod parameter;
+pub mod reduce;
 pub mod reshape;
 pub mod result;
 pub mod shape_of;
 pub mod split;
 pub mod squeeze;
+pub mod strided_slice;
 
 use std::fmt;
 
@@ -156,6 +158,12 @@ pub trait Op: fmt::Debug + Send + Sync {
         false
     }
 
+    /// Whether [`moves`](Op::moves) holds only for inputs whose lower bounds are all ≥ 0 (a
+    /// product is monotone only on non-negative values).
+    fn bounds_need_nonnegative(&self) -> bool {
+        false
+    }
+
     /// For an elementwise op that can join a fused group: how.
     fn fusable(&self) -> Option<&dyn binary::Fusable> {
         None
@@ -243,16 +251,17 @@ impl OpDef {
     }
 }
 
-/// The one registration point: every op version ovir implements.
-pub const REGISTRY: &[&OpDef] = &[
+/// The one registration point: every op version ovir implements — the ops of their own files,
+/// then each family's table.
+pub static REGISTRY: std::sync::LazyLock<Vec<&'static OpDef>> =
+    std::sync::LazyLock::new(|| [OWN, binary::arith::FAMILY, reduce::FAMILY].concat());
+
+/// The ops that have a file of their own.
+const OWN: &[&OpDef] = &[
     &parameter::DEF,
     &constant::DEF,
     &result::DEF,
     &convert::DEF,
-    &binary::arith::SUBTRACT,
-    &binary::arith::DIVIDE,
-    &binary::arith::ADD,
-    &binary::arith::MULTIPLY,
     &shape_of::DEF_1,
     &shape_of::DEF_3,
     &concat::DEF,
@@ -264,6 +273,7 @@ pub const REGISTRY: &[&OpDef] = &[
     &squeeze::UNSQUEEZE,
     &split::SPLIT,
     &split::VARIADIC_SPLIT,
+    &strided_slice::DEF,
 ];
 
 /// The newest opset OpenVINO has (from the measured table).
@@ -330,6 +340,59 @@ pub fn resolve(ty: &str, version: &str) -> Resolved {
         Some(d) => Resolved::Op(d),
         None => Resolved::Unimplemented { name, version: v },
     }
+}
+
+/// The coverage table of `docs/ops.md`: every op version in OpenVINO's opsets (from the
+/// measured table), the opsets that hold it, and whether ovir implements it (infers and runs
+/// it) or reads it as an opaque layer. `tests/docs.rs` keeps the document equal to it.
+pub fn coverage_table() -> String {
+    use std::fmt::Write;
+    // (type, version, the runs of opsets that hold it)
+    type Row = (&'static str, u32, Vec<(u32, u32)>);
+    let mut rows: Vec<Row> = Vec::new();
+    for &(name, version, first, last) in opset_table::OPSET_OPS {
+        match rows.last_mut() {
+            Some((n, v, runs)) if *n == name && *v == version => runs.push((first, last)),
+            _ => rows.push((name, version, vec![(first, last)])),
+        }
+    }
+    let implemented = rows
+        .iter()
+        .filter(|(n, v, _)| REGISTRY.iter().any(|d| d.name == *n && d.version == *v))
+        .count();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} op versions in OpenVINO's opset1 to opset{MAX_OPSET}; ovir implements {implemented}.\n",
+        rows.len()
+    );
+    out.push_str("| op | version | opsets | ovir |\n|---|---|---|---|\n");
+    for (name, version, runs) in rows {
+        let opsets: Vec<String> = runs
+            .iter()
+            .map(|&(a, b)| {
+                if a == b {
+                    a.to_string()
+                } else {
+                    format!("{a}–{b}")
+                }
+            })
+            .collect();
+        let status = if REGISTRY
+            .iter()
+            .any(|d| d.name == name && d.version == version)
+        {
+            "**runs**"
+        } else {
+            "opaque"
+        };
+        let _ = writeln!(
+            out,
+            "| {name} | {version} | {} | {status} |",
+            opsets.join(", ")
+        );
+    }
+    out
 }
 
 /// `ty` as a static string, when it is exactly the name (or an alias) of an op ovir implements
@@ -566,7 +629,7 @@ mod tests {
 
     #[test]
     fn every_registered_op_is_in_openvinos_table() {
-        for d in REGISTRY {
+        for d in REGISTRY.iter() {
             assert!(d.opsets().is_some(), "{} is in no opset", d.title());
             let dup = REGISTRY
                 .iter()

@@ -192,7 +192,13 @@ fn fold(
         .enumerate()
         .all(|(k, t)| t.value.is_some() || (bounded(t) && op.moves(k)))
         && inputs.iter().any(|t| bounded(t));
-    if !usable {
+    let nonnegative = !op.bounds_need_nonnegative()
+        || inputs.iter().filter(|t| bounded(t)).all(|t| {
+            t.bounds
+                .as_deref()
+                .is_some_and(|b| b.lo.iter().all(|&v| v >= 0))
+        });
+    if !usable || !nonnegative {
         return;
     }
     let side = |upper: bool| -> Option<Vec<Tensor>> {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Differential test: random Subtract/Divide/Convert graphs, run by `ovir run`, compared bit for bit
+"""Differential test: random Subtract/Divide/Add/Multiply/Convert graphs, run by `ovir run`, compared bit for bit
 with the spec computed in numpy (ovir's policy, docs/ops.md), itself cross-checked against
 OpenVINO's reference evaluation (constant folding = Node.evaluate) wherever the reference
 supports every type in the graph. The CPU plugin is never used: it is not an oracle for these ops.
@@ -40,6 +40,8 @@ OVT = {
 # because the reference rounds bf16 with a quirk ovir does not copy).
 REF_SUB = {"f16", "f32", "i8", "i32", "i64", "u8", "u32", "u64"}
 REF_DIV = {"f16", "f32", "i32", "i64", "u32", "u64"}
+REF_ADD = {"f16", "f32", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"}
+REF_MUL = {"f16", "f32", "f64", "i32", "i64", "u32", "u64"}
 
 FACTORY = NodeFactory("opset1")
 
@@ -87,6 +89,20 @@ def spec_sub(a, b, t):
         if t in ("f16", "bf16"):
             return to_type(a.astype(np.float32) - b.astype(np.float32), t)
         return (a - b).astype(NP[t])
+
+
+def spec_add(a, b, t):
+    with np.errstate(all="ignore"):
+        if t in ("f16", "bf16"):
+            return to_type(a.astype(np.float32) + b.astype(np.float32), t)
+        return (a + b).astype(NP[t])
+
+
+def spec_mul(a, b, t):
+    with np.errstate(all="ignore"):
+        if t in ("f16", "bf16"):
+            return to_type(a.astype(np.float32) * b.astype(np.float32), t)
+        return (a * b).astype(NP[t])
 
 
 def spec_div(a, b, t, pythondiv):
@@ -238,10 +254,15 @@ class Graph:
         else:
             b_out = self.param(t, b_shape, b)[0]
         b_np = b.reshape(pdpd_b_as_numpy(a.ndim, b.shape)) if mode == "pdpd" else b
-        if kind == "sub":
-            node = FACTORY.create("Subtract", [a_out, b_out], {"auto_broadcast": mode})
-            value = spec_sub(a, b_np, t)
-            self.uses_ref &= t in REF_SUB
+        if kind in ("sub", "add", "mul"):
+            op, fn, ref = {
+                "sub": ("Subtract", spec_sub, REF_SUB),
+                "add": ("Add", spec_add, REF_ADD),
+                "mul": ("Multiply", spec_mul, REF_MUL),
+            }[kind]
+            node = FACTORY.create(op, [a_out, b_out], {"auto_broadcast": mode})
+            value = fn(a, b_np, t)
+            self.uses_ref &= t in ref
         else:
             py = bool(self.rng.random() < 0.6)
             node = FACTORY.create("Divide", [a_out, b_out], {"auto_broadcast": mode, "m_pythondiv": py})
@@ -278,10 +299,14 @@ def build(rng):
     try:
         for _ in range(int(rng.integers(1, 5))):
             r = rng.random()
-            if r < 0.4:
+            if r < 0.25:
                 g.add_binary("sub")
-            elif r < 0.8:
+            elif r < 0.5:
                 g.add_binary("div")
+            elif r < 0.65:
+                g.add_binary("add")
+            elif r < 0.8:
+                g.add_binary("mul")
             else:
                 g.add_convert()
     except SpecError as e:

@@ -13,6 +13,8 @@
 pub mod arith;
 pub mod divide;
 
+pub use arith::ArithOp;
+
 use std::any::Any;
 use std::fmt;
 
@@ -66,14 +68,57 @@ pub trait Arith: Copy + fmt::Debug + PartialEq + Send + Sync + Into<ArithOp> + '
 /// enough that sums and products saturate rather than wrap.
 pub const BIG: i128 = 1 << 100;
 
-/// Declares the family's members: the enum [`ArithOp`] of every row (what fused chains carry),
-/// and the visit that calls a row's float rule with the op chosen once.
-macro_rules! family {
-    ($($op:ident),* $(,)?) => {
+/// The family's table (invoked once, in [`arith`]): `rows` are members whose rules fit a row
+/// (a struct, its [`Arith`] impl and its `OpDef` const are generated); `own` are members that
+/// implement [`Arith`] in their own file. Generates [`ArithOp`], the enum of every member (what
+/// fused chains of floats carry), and `FAMILY`, the registration of every member.
+macro_rules! arith_table {
+    (
+        rows {$(
+            $(#[$doc:meta])*
+            $ty:ident $const:ident: $name:literal-$version:literal,
+                int |$a:ident, $b:ident| $int:expr,
+                float |$fa:ident, $fb:ident| $float:expr,
+                bounds |$ba:ident, $bb:ident| $bounds:expr;
+        )*}
+        own { $($own:ident),* $(,)? }
+    ) => {
+        $(
+            $(#[$doc])*
+            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+            pub struct $ty;
+
+            impl Arith for $ty {
+                const NAME: &'static str = $name;
+                const VERSION: u32 = $version;
+
+                fn parse(_: &Attrs) -> Result<Self, Vec<AttrError>> {
+                    Ok($ty)
+                }
+
+                #[inline(always)]
+                fn int<T: Int>(self, $a: T, $b: T) -> Result<T, ElemError> {
+                    Ok($int)
+                }
+
+                #[inline(always)]
+                fn float<F: Float>(self, $fa: F, $fb: F) -> F {
+                    $float
+                }
+
+                fn corner(self, $ba: i128, $bb: i128) -> Option<i128> {
+                    Some($bounds)
+                }
+            }
+
+            pub const $const: OpDef = Binary::<$ty>::DEF;
+        )*
+
         /// Any member of the family, as a fused chain of floats carries it.
         #[derive(Clone, Copy, Debug, PartialEq)]
         pub enum ArithOp {
-            $($op(arith::$op),)*
+            $($ty($ty),)*
+            $($own($own),)*
         }
 
         impl ArithOp {
@@ -82,7 +127,11 @@ macro_rules! family {
             #[inline(always)]
             pub fn visit<F: Float, V: ArithVisitor<F>>(self, v: V) -> V::Out {
                 match self {
-                    $(ArithOp::$op(k) => v.visit(
+                    $(ArithOp::$ty(k) => v.visit(
+                        #[inline(always)]
+                        move |a, b| Arith::float(k, a, b),
+                    ),)*
+                    $(ArithOp::$own(k) => v.visit(
                         #[inline(always)]
                         move |a, b| Arith::float(k, a, b),
                     ),)*
@@ -92,19 +141,28 @@ macro_rules! family {
             /// The float rule on one pair.
             pub fn float<F: Float>(self, a: F, b: F) -> F {
                 match self {
-                    $(ArithOp::$op(k) => k.float(a, b),)*
+                    $(ArithOp::$ty(k) => k.float(a, b),)*
+                    $(ArithOp::$own(k) => k.float(a, b),)*
                 }
             }
         }
 
-        $(impl From<arith::$op> for ArithOp {
-            fn from(k: arith::$op) -> ArithOp {
-                ArithOp::$op(k)
+        $(impl From<$ty> for ArithOp {
+            fn from(k: $ty) -> ArithOp {
+                ArithOp::$ty(k)
             }
         })*
+        $(impl From<$own> for ArithOp {
+            fn from(k: $own) -> ArithOp {
+                ArithOp::$own(k)
+            }
+        })*
+
+        /// Every member's definition, for the registry.
+        pub const FAMILY: &[&OpDef] = &[$(&$const,)* $(&Binary::<$own>::DEF,)*];
     };
 }
-family!(Subtract, Divide, Add, Multiply);
+pub(crate) use arith_table;
 
 /// Code run with one member's float rule (see [`ArithOp::visit`]).
 pub trait ArithVisitor<F> {
