@@ -432,3 +432,176 @@ fn memory_budget_is_checked_before_allocating() {
         "{text}"
     );
 }
+
+// What a new user hit (issue 17), each pinned.
+
+#[test]
+fn check_shape_specialising_a_dynamic_rank_finds_no_false_rank_errors() {
+    // c is `...`: its ports (and those downstream) are written with no <dim>, which is not
+    // rank 0.
+    let out = ovir(&["check", "ir_samples/dynamic/model.xml", "--shape", "c=[3]"]);
+    assert!(out.starts_with("exit code: 0\n"), "{out}");
+    assert!(!out.contains("E505"), "{out}");
+}
+
+#[test]
+fn check_takes_weights_one_per_model() {
+    let one = ovir(&[
+        "check",
+        "ir_samples/bad/missing_bin.xml",
+        "--weights",
+        "ir_samples/bad/short_bin.bin",
+    ]);
+    assert!(one.starts_with("exit code: 0\n"), "{one}");
+    let two = ovir(&[
+        "check",
+        "ir_samples/bad/missing_bin.xml",
+        "ir_samples/seed_numpy/model.xml",
+        "--weights",
+        "ir_samples/bad/short_bin.bin",
+        "--weights",
+        "ir_samples/seed_numpy/model.bin",
+    ]);
+    assert!(two.starts_with("exit code: 0\n"), "{two}");
+    let mismatched = ovir(&[
+        "check",
+        "ir_samples/bad/missing_bin.xml",
+        "ir_samples/seed_numpy/model.xml",
+        "--weights",
+        "ir_samples/bad/short_bin.bin",
+    ]);
+    assert!(mismatched.starts_with("exit code: 2\n"), "{mismatched}");
+    assert!(
+        mismatched.contains("one --weights per model"),
+        "{mismatched}"
+    );
+}
+
+#[test]
+fn check_with_an_unknown_shape_name_reports_nothing_but_the_usage_error() {
+    for format in ["text", "json"] {
+        let out = ovir(&[
+            "check",
+            "ir_samples/dynamic/model.xml",
+            "--shape",
+            "zz=[3]",
+            "--format",
+            format,
+        ]);
+        assert!(
+            out.starts_with("exit code: 2\n----- stdout -----\n----- stderr -----\n"),
+            "{out}"
+        );
+        assert!(out.contains("--shape zz: no input"), "{out}");
+    }
+}
+
+#[test]
+fn info_on_a_model_with_shape_errors_prints_the_summary_and_exits_0() {
+    let out = ovir(&["info", "ir_samples/bad/shape_numpy_mismatch.xml"]);
+    assert!(out.starts_with("exit code: 0\n"), "{out}");
+    assert!(out.contains("#0  out  ?  ?"), "{out}");
+    assert!(out.contains("run `ovir check"), "{out}");
+}
+
+#[test]
+fn run_without_inputs_says_how_to_give_them() {
+    let out = ovir(&["run", "ir_samples/int_divide/model.xml"]);
+    assert!(out.starts_with("exit code: 2\n"), "{out}");
+    assert!(out.contains("error[E611]"), "{out}");
+    assert!(
+        out.contains("-i NAME=FILE.npy")
+            && out.contains("--inputs DIR")
+            && out.contains("--random-inputs"),
+        "{out}"
+    );
+}
+
+#[test]
+fn run_random_inputs_fill_what_files_do_not_give() {
+    let dir = temp_dir("some_inputs");
+    std::fs::copy("ir_samples/int_divide/inputs/a.npy", dir.join("a.npy")).unwrap();
+    let out = ovir(&[
+        "run",
+        "ir_samples/int_divide/model.xml",
+        "--inputs",
+        dir.to_str().unwrap(),
+        "--random-inputs",
+    ]);
+    // b has no file: it is made up.
+    assert!(out.starts_with("exit code: 0\n"), "{out}");
+    let without = ovir(&[
+        "run",
+        "ir_samples/int_divide/model.xml",
+        "--inputs",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(without.starts_with("exit code: 2\n"), "{without}");
+    assert!(without.contains("no file for input \"b\""), "{without}");
+    let out = ovir(&[
+        "run",
+        "ir_samples/int_divide/model.xml",
+        "-i",
+        &format!("a={}", dir.join("a.npy").display()),
+        "--random-inputs",
+    ]);
+    assert!(out.starts_with("exit code: 0\n"), "{out}");
+    let twice = ovir(&[
+        "run",
+        "ir_samples/int_divide/model.xml",
+        "-i",
+        &format!("a={}", dir.join("a.npy").display()),
+        "-i",
+        &format!("a={}", dir.join("a.npy").display()),
+        "--random-inputs",
+    ]);
+    assert!(twice.starts_with("exit code: 2\n"), "{twice}");
+    assert!(twice.contains("is given twice: by -i a="), "{twice}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_names_an_unknown_shape_name_before_anything_else() {
+    let out = ovir(&[
+        "run",
+        "ir_samples/dynamic/model.xml",
+        "--random-inputs",
+        "--shape",
+        "zz=[3]",
+    ]);
+    assert!(out.starts_with("exit code: 2\n"), "{out}");
+    assert!(
+        out.contains("--shape zz: the model has no input of this name"),
+        "{out}"
+    );
+    assert!(!out.contains("\"c\""), "{out}");
+}
+
+#[test]
+fn run_input_over_the_memory_budget_is_e604() {
+    let out = ovir(&[
+        "run",
+        "ir_samples/int_divide/model.xml",
+        "--inputs",
+        "ir_samples/int_divide/inputs",
+        "--max-memory",
+        "10",
+    ]);
+    assert!(out.starts_with("exit code: 2\n"), "{out}");
+    assert!(out.contains("error[E604]"), "{out}");
+}
+
+#[test]
+fn run_refuses_a_model_with_type_errors_and_shows_them_as_errors() {
+    let out = ovir(&["run", "ir_samples/bad/type_mismatch.xml", "--random-inputs"]);
+    assert!(out.starts_with("exit code: 2\n"), "{out}");
+    assert!(out.contains("error[E501]"), "{out}");
+    assert!(!out.contains("warning[E"), "{out}");
+}
+
+#[test]
+fn bench_refuses_zero_threads() {
+    let out = ovir(&["bench", "ir_samples/int_divide/model.xml", "--threads", "0"]);
+    assert!(out.starts_with("exit code: 2\n"), "{out}");
+    assert!(out.contains("--threads must be at least 1"), "{out}");
+}

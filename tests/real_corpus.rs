@@ -1,5 +1,6 @@
 //! The corpus of real IRs (`ir_samples/real/`, written by OpenVINO from real networks and
-//! blocks; `ir_samples/real/generate.py --large` adds the large CNNs under `large/`): every one
+//! blocks; `ir_samples/real/generate.py --large` adds the large CNNs under `large/`, and
+//! `OVIR_REAL_CORPUS=DIR[:DIR...]` adds folders written elsewhere, as `.ci/run` does): every one
 //! checks clean — no error, no warning, so every declared dim of every layer ovir implements
 //! equals the inferred one — with its unimplemented ops in the summary, and `run` refuses a
 //! model with live unimplemented layers before it reads an input.
@@ -29,6 +30,17 @@ fn models(dir: &Path, out: &mut Vec<PathBuf>) {
 fn every_real_ir_checks_clean() {
     let mut all = Vec::new();
     models(&root().join("ir_samples/real"), &mut all);
+    if let Some(extra) = std::env::var_os("OVIR_REAL_CORPUS") {
+        for dir in std::env::split_paths(&extra) {
+            let before = all.len();
+            models(&dir, &mut all);
+            assert!(
+                all.len() > before,
+                "OVIR_REAL_CORPUS: no model.xml under {}",
+                dir.display()
+            );
+        }
+    }
     all.sort();
     assert!(all.len() >= 200, "the corpus has {} models", all.len());
     let mut failed = Vec::new();

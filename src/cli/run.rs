@@ -23,7 +23,8 @@ pub struct InputArgs {
     /// element type; for bf16 inputs give a float32 .npy (it is rounded to nearest even).
     #[arg(short = 'i', long = "input", value_name = "[NAME=]FILE.npy")]
     pub inputs: Vec<String>,
-    /// A folder holding `<input name>.npy` for every input.
+    /// A folder holding `<input name>.npy` for every input (for the inputs it has, with
+    /// --random-inputs).
     #[arg(long = "inputs", value_name = "DIR")]
     pub input_dir: Option<PathBuf>,
     /// Run on random inputs (floats in [-8, 8), non-zero integers, booleans) for every input
@@ -317,6 +318,10 @@ pub fn gather(
                 .map(|n| dir.join(format!("{n}.npy")))
                 .find(|p| p.exists())
             else {
+                if random {
+                    // --random-inputs makes up the inputs no file gives.
+                    continue;
+                }
                 return Err(fail(format!(
                     "{}: no file for input {:?} (looked for {})",
                     dir.display(),

@@ -16,8 +16,6 @@
 //! but have no size check here. Inference carries the value of a Const of up to
 //! [`VALUE_LIMIT`](crate::shape::types::VALUE_LIMIT) elements.
 
-use std::sync::Arc;
-
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef, Role};
 use crate::dtype::ElementType;
 use crate::shape::types::VALUE_LIMIT;
@@ -98,19 +96,19 @@ impl Op for Const {
     }
 
     fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
-        let mut t = TensorType::new(self.element_type, PartialShape::fixed(&self.shape));
+        let shape = PartialShape::fixed(&self.shape);
         let small = self.elements().is_some_and(|n| n <= VALUE_LIMIT as u64);
-        if small && let Some(needed) = self.needed_bytes() {
-            let bytes = match cx.weights() {
-                _ if needed == 0 => Some(&[][..]),
-                Some(w) => w.bytes(self.offset, needed),
-                None => None,
-            };
-            let shape: Vec<usize> = self.shape.iter().map(|&d| d as usize).collect();
-            t.value = bytes
-                .and_then(|b| Tensor::from_le_bytes(self.element_type, &shape, b))
-                .map(Arc::new);
-        }
+        let readable = match (self.needed_bytes(), cx.weights()) {
+            (Some(0), _) => true,
+            (Some(needed), Some(w)) => w.bytes(self.offset, needed).is_some(),
+            _ => false,
+        };
+        let t = if small && readable && crate::tensor::TypeSet::ANY.contains(self.element_type) {
+            // Decoded from the mapped bytes if something reads the value.
+            TensorType::of_const(self.element_type, shape, cx.weights().cloned(), self.offset)
+        } else {
+            TensorType::new(self.element_type, shape)
+        };
         Some(vec![t])
     }
 

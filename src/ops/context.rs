@@ -18,8 +18,10 @@ pub type Finding = (ErrorKind, Option<(PortDir, usize)>);
 pub struct InferCx<'a> {
     pub(crate) inputs: &'a [&'a TensorType],
     pub(crate) declared_outputs: &'a [PortDecl],
+    /// How many outputs the layer has (its `<output>` ports).
+    pub(crate) outputs: usize,
     pub(crate) shape_override: Option<(&'a str, &'a PartialShape)>,
-    pub(crate) weights: Option<&'a Weights>,
+    pub(crate) weights: Option<&'a Arc<Weights>>,
     pub(crate) findings: &'a mut Vec<Finding>,
 }
 
@@ -43,6 +45,11 @@ impl<'a> InferCx<'a> {
         i < self.inputs.len()
     }
 
+    /// How many outputs the layer has (its `<output>` ports; the op's arity was checked).
+    pub fn outputs(&self) -> usize {
+        self.outputs
+    }
+
     /// The `<port>`s the layer declares for its outputs (an opaque layer's outputs are these).
     pub fn declared_outputs(&self) -> &'a [PortDecl] {
         self.declared_outputs
@@ -55,7 +62,7 @@ impl<'a> InferCx<'a> {
     }
 
     /// The weights file, if there is one (Consts read small values from it).
-    pub fn weights(&self) -> Option<&'a Weights> {
+    pub fn weights(&self) -> Option<&'a Arc<Weights>> {
         self.weights
     }
 

@@ -90,7 +90,7 @@ impl Op for Convert {
             });
         }
         let mut out = TensorType::new(to, input.shape.clone());
-        if input.value.is_none()
+        if !input.has_value()
             && TypeSet::INT.contains(to)
             && let Some(b) = input.bounds.as_deref()
             && b.lo.iter().chain(&b.hi).all(|&v| fits(v, to))
@@ -138,16 +138,47 @@ fn fits(v: i64, t: ElementType) -> bool {
     crate::dispatch!(int: t, T => T::try_from(v).is_ok(), _ => false)
 }
 
-/// Converts every element of `t` to `to` (`None` for a type a tensor cannot hold).
+/// Elements converted at a time: a block of values on their way between two types.
+const BLOCK: usize = 1024;
+
+/// Reads elements `at..at + out.len()` of a tensor (row-major) as [`Num`]s.
+type ReadBlock = fn(&Tensor, usize, &mut [Num]);
+
+/// Converts every element of `t` to `to` (`None` for a type a tensor cannot hold). Values go
+/// through [`Num`] block by block, so that the 169 pairs of types are 13 readers and 13
+/// writers, not 169 loops (compile time; a conversion is one pass either way).
 pub fn convert(t: &Tensor, to: ElementType) -> Option<Tensor> {
-    fn to_dest<S: Cast, D: Cast>(t: &Tensor) -> Option<Tensor> {
+    fn read<S: Cast>(t: &Tensor, at: usize, out: &mut [Num]) {
+        if let Some(v) = S::view(t).as_ref().and_then(|v| v.as_slice()) {
+            for (o, &x) in out.iter_mut().zip(&v[at..]) {
+                *o = x.to_num();
+            }
+        }
+    }
+    fn write<D: Cast>(t: &Tensor, read: ReadBlock) -> Option<Tensor> {
+        let n = t.len();
+        let mut out: Vec<D> = Vec::with_capacity(n);
+        let mut buf = [Num::Int(0); BLOCK];
+        let mut at = 0;
+        while at < n {
+            let len = BLOCK.min(n - at);
+            read(t, at, &mut buf[..len]);
+            out.extend(buf[..len].iter().map(|&x| D::from_num(x)));
+            at += len;
+        }
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(t.shape()), out)
+            .ok()
+            .map(D::wrap)
+    }
+    // The readers read a row-major slice: copy a tensor laid out otherwise first.
+    fn standard<S: Cast>(t: &Tensor) -> Option<Tensor> {
         let v = S::view(t)?;
-        Some(D::wrap(v.mapv(|x| D::from_num(x.to_num()))))
+        (!v.is_standard_layout()).then(|| S::wrap(v.as_standard_layout().into_owned()))
     }
-    fn from_source<S: Cast>(t: &Tensor, to: ElementType) -> Option<Tensor> {
-        crate::dispatch!(any: to, D => to_dest::<S, D>(t), _ => None)
-    }
-    crate::dispatch!(any: t.element_type(), S => from_source::<S>(t, to), _ => None)
+    let copy = crate::dispatch!(any: t.element_type(), S => standard::<S>(t), _ => None);
+    let t = copy.as_ref().unwrap_or(t);
+    let read: ReadBlock = crate::dispatch!(any: t.element_type(), S => read::<S>, _ => return None);
+    crate::dispatch!(any: to, D => write::<D>(t, read), _ => None)
 }
 
 /// Decodes a packed Const's bytes into a tensor of `to`.

@@ -208,7 +208,12 @@ impl Op for Gather {
         let mut out_shape: Vec<usize> = dshape[..axis].to_vec();
         out_shape.extend_from_slice(&ishape[b..]);
         out_shape.extend_from_slice(&dshape[axis + 1..]);
-        let total: usize = out_shape.iter().product();
+        let total = out_shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .ok_or_else(|| {
+                EvalError::Invalid(format!("the output shape {out_shape:?} is too large"))
+            })?;
         cx.reserve(data.element_type(), total)?;
         fn go<T: Element + Default>(
             data: &Tensor,

@@ -299,17 +299,44 @@ pub enum Resolved {
 }
 
 /// The canonical spelling of a layer type in the opset table: `Const` is `Constant`.
-fn table_name(ty: &str) -> Option<&'static str> {
+/// A row of the opset table: (type, version, first opset, last opset).
+type TableRow = (&'static str, u32, u32, u32);
+
+/// The rows of the opset table for one type, and the index of the first (the table is sorted
+/// by name).
+fn table_rows(ty: &str) -> Option<(usize, &'static [TableRow])> {
     let ty = if ty.eq_ignore_ascii_case("Const") {
         "Constant"
     } else {
         ty
     };
-    opset_table::OPSET_OPS
-        .iter()
-        .find(|(n, ..)| n.eq_ignore_ascii_case(ty))
-        .map(|(n, ..)| *n)
+    let table = opset_table::OPSET_OPS;
+    // The exact spelling first (what files write): a binary search; then any case.
+    let start = match table.binary_search_by(|row| row.0.cmp(ty)) {
+        Ok(k) => table[..k]
+            .iter()
+            .rposition(|r| r.0 != ty)
+            .map_or(0, |p| p + 1),
+        Err(_) => table.iter().position(|r| r.0.eq_ignore_ascii_case(ty))?,
+    };
+    let name = table[start].0;
+    let len = table[start..].iter().take_while(|r| r.0 == name).count();
+    Some((start, &table[start..start + len]))
 }
+
+/// For each row of the opset table, ovir's implementation of that op version, if any.
+static IMPLEMENTED: std::sync::LazyLock<Vec<Option<&'static OpDef>>> =
+    std::sync::LazyLock::new(|| {
+        opset_table::OPSET_OPS
+            .iter()
+            .map(|&(n, v, _, _)| {
+                REGISTRY
+                    .iter()
+                    .copied()
+                    .find(|d| d.name == n && d.version == v)
+            })
+            .collect()
+    });
 
 /// Finds the op a layer names: `ty` case-insensitively (`Const` = `Constant`), `version` an
 /// opset name (`opset1` … `opsetN`) or anything else (a custom opset).
@@ -324,21 +351,26 @@ pub fn resolve(ty: &str, version: &str) -> Resolved {
             Resolved::Custom
         };
     };
-    let Some(name) = table_name(ty) else {
+    let Some((start, rows)) = table_rows(ty) else {
         return Resolved::NotInOpset { known: None };
     };
-    let rows = || opset_table::OPSET_OPS.iter().filter(|(n, ..)| *n == name);
-    let Some(&(_, v, _, _)) = rows().find(|(_, _, first, last)| (*first..=*last).contains(&opset))
+    let name = rows[0].0;
+    let Some(k) = rows
+        .iter()
+        .position(|&(_, _, first, last)| (first..=last).contains(&opset))
     else {
-        let first = rows().map(|r| r.2).min().unwrap_or(0);
-        let last = rows().map(|r| r.3).max().unwrap_or(0);
+        let first = rows.iter().map(|r| r.2).min().unwrap_or(0);
+        let last = rows.iter().map(|r| r.3).max().unwrap_or(0);
         return Resolved::NotInOpset {
             known: Some((name, first, last)),
         };
     };
-    match REGISTRY.iter().find(|d| d.name == name && d.version == v) {
+    match IMPLEMENTED[start + k] {
         Some(d) => Resolved::Op(d),
-        None => Resolved::Unimplemented { name, version: v },
+        None => Resolved::Unimplemented {
+            name,
+            version: rows[k].1,
+        },
     }
 }
 
@@ -395,16 +427,17 @@ pub fn coverage_table() -> String {
     out
 }
 
-/// `ty` as a static string, when it is exactly the name (or an alias) of an op ovir implements
-/// (saves an allocation per layer when reading large files).
+/// `ty` as a static string, when it is exactly an OpenVINO op type or `Const` (saves an
+/// allocation per layer when reading large files).
 pub fn static_name(ty: &str) -> Option<&'static str> {
-    REGISTRY.iter().find_map(|d| {
-        if d.name == ty {
-            Some(d.name)
-        } else {
-            d.aliases.iter().copied().find(|a| *a == ty)
-        }
-    })
+    if ty == "Const" {
+        return Some("Const");
+    }
+    let table = opset_table::OPSET_OPS;
+    table
+        .binary_search_by(|row| row.0.cmp(ty))
+        .ok()
+        .map(|k| table[k].0)
 }
 
 /// Parses a layer `version` (`opset1` … `opsetN`) into its number, if it is a standard opset.
@@ -625,6 +658,15 @@ mod tests {
             assert_eq!(resolved(ty, version), want, "{ty} {version}");
         }
         assert!(resolved("Subtract", &format!("opset{}", MAX_OPSET)).starts_with("not in opset"));
+    }
+
+    #[test]
+    fn the_opset_table_is_sorted_by_name() {
+        let t = opset_table::OPSET_OPS;
+        assert!(
+            t.windows(2).all(|w| w[0].0 <= w[1].0),
+            "resolve searches it"
+        );
     }
 
     #[test]

@@ -129,6 +129,8 @@ impl Op for Reduce {
         let out_shape = self.out_dims(&shape, &axes, 1);
         let ty = data.element_type();
         cx.reserve(ty, out_shape.iter().product())?;
+        // The reduced axes are brought together in a copy of the input.
+        cx.reserve_bytes("copy of the input", data.bytes())?;
         let reduced = if axes.is_empty() {
             Ok(Some((*data).clone()))
         } else {

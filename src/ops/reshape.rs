@@ -153,10 +153,12 @@ impl Op for Reshape {
             return cx.invalid(1, format!("the target shape must be 1-D, not rank {r}"));
         }
         let Some(bounds) = target.int_bounds() else {
+            // The target's length is the output's rank (a rank beyond any real model's is read as
+            // unknown, not allocated).
             let shape = match target.shape.dims() {
                 Some([d]) => match d.get_static() {
-                    Some(n) => PartialShape::new(vec![Dim::DYNAMIC; n as usize]),
-                    None => PartialShape::dynamic_rank(),
+                    Some(n) if n <= 1024 => PartialShape::new(vec![Dim::DYNAMIC; n as usize]),
+                    _ => PartialShape::dynamic_rank(),
                 },
                 _ => PartialShape::dynamic_rank(),
             };

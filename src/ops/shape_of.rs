@@ -85,7 +85,7 @@ impl Op for ShapeOf {
         let bounds = Bounds::of_dims(dims);
         let mut out = TensorType::new(self.output_type, shape.clone());
         if bounds.is_exact() {
-            out.value = ints_tensor(self.output_type, &shape, &bounds.lo).map(Arc::new);
+            out.set_value(ints_tensor(self.output_type, &shape, &bounds.lo).map(Arc::new));
         } else {
             out.bounds = Some(Arc::new(bounds));
         }

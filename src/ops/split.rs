@@ -132,16 +132,23 @@ impl Op for Split {
         }
         let data = cx.input(0);
         let ty = data.element_type;
-        let outputs = match self.num_splits {
-            Some(n) => n,
-            None => match cx.input(2).shape.dims() {
-                Some([d]) => match d.get_static() {
-                    Some(n) => n as usize,
-                    None => cx.declared_outputs().len(),
-                },
-                _ => cx.declared_outputs().len(),
-            },
+        let outputs = cx.outputs();
+        let declared_lengths = if self.num_splits.is_none() {
+            cx.input(2).shape.dims().and_then(|d| match d {
+                [n] => n.get_static(),
+                _ => None,
+            })
+        } else {
+            None
         };
+        if let Some(n) = declared_lengths
+            && n != outputs as u64
+        {
+            return cx.invalid(
+                2,
+                format!("split_lengths has {n} elements, but the layer has {outputs} outputs"),
+            );
+        }
         let unknown = |shape: PartialShape| vec![TensorType::new(ty, shape); outputs];
         let axis = match cx.ints(1).as_deref() {
             Some([a]) => *a,

@@ -20,17 +20,24 @@ pub use crate::shape::types::TensorType;
 use crate::shape::types::{Bounds, UNBOUNDED, VALUE_LIMIT, int_values};
 use crate::tensor::{Tensor, TypeSet, Value};
 
-/// Inferred types of every output port (`None` where an error upstream left it unknown).
+/// Inferred types of every output port (unknown where an error upstream left them so).
 #[derive(Debug, Default)]
 pub struct Inferred {
-    pub outputs: Vec<Vec<Option<TensorType>>>,
+    /// Per node, its outputs' types, set once when the node is inferred (so that a node's
+    /// inputs can be read while later nodes are set).
+    nodes: Vec<std::cell::OnceCell<Vec<TensorType>>>,
 }
 
 impl Inferred {
+    /// The inferred type of output `port` of node `node`.
+    pub fn port(&self, node: usize, port: usize) -> Option<&TensorType> {
+        self.nodes.get(node)?.get()?.get(port)
+    }
+
     /// The inferred type of model output `i` (the value its Result consumes).
     pub fn output(&self, g: &Graph, i: usize) -> Option<&TensorType> {
         let src = g.output_source(i);
-        self.outputs.get(src.node)?.get(src.port)?.as_ref()
+        self.port(src.node, src.port)
     }
 }
 
@@ -54,43 +61,53 @@ pub fn infer(
     g: &Graph,
     overrides: &[(usize, String, PartialShape)],
 ) -> (Inferred, Vec<Diagnostic>) {
-    let mut out = Inferred {
-        outputs: g
-            .nodes
-            .iter()
-            .map(|n| vec![None; n.outputs.len()])
+    let out = Inferred {
+        nodes: (0..g.nodes.len())
+            .map(|_| std::cell::OnceCell::new())
             .collect(),
     };
     let mut found = Vec::new();
     let mut local = Vec::new();
+    // Reused for every node (one allocation, not one per node).
+    let mut inputs: Vec<&TensorType> = Vec::new();
     for &i in &g.order {
         let node = &g.nodes[i];
-        let inputs: Option<Vec<&TensorType>> = node
-            .inputs
-            .iter()
-            .map(|p| out.outputs[p.source.node][p.source.port].as_ref())
-            .collect();
+        inputs.clear();
+        for p in &node.inputs {
+            match out.port(p.source.node, p.source.port) {
+                Some(t) => inputs.push(t),
+                None => break,
+            }
+        }
         // An input left unknown by an error upstream stops only this branch.
-        let Some(inputs) = inputs else { continue };
-        let shape_override = match node.op.role() {
-            Role::Input(_) => g
-                .inputs
-                .iter()
-                .position(|&n| n == i)
-                .and_then(|k| overrides.iter().find(|(o, _, _)| *o == k))
-                .map(|(_, name, shape)| (name.as_str(), shape)),
-            _ => None,
-        };
-        let declared: Vec<PortDecl> = if matches!(node.op.role(), Role::Opaque(_)) {
-            node.outputs.iter().map(|p| p.decl.clone()).collect()
-        } else {
-            Vec::new()
-        };
+        if inputs.len() != node.inputs.len() {
+            continue;
+        }
+        let (mut shape_override, mut declared) = (None, Vec::new());
+        match node.op.role() {
+            Role::Input(_) if !overrides.is_empty() => {
+                shape_override = g
+                    .inputs
+                    .iter()
+                    .position(|&n| n == i)
+                    .and_then(|k| overrides.iter().find(|(o, _, _)| *o == k))
+                    .map(|(_, name, shape)| (name.as_str(), shape));
+            }
+            Role::Opaque(_) => {
+                declared = node
+                    .outputs
+                    .iter()
+                    .map(|p| p.decl.clone())
+                    .collect::<Vec<PortDecl>>();
+            }
+            _ => {}
+        }
         let mut cx = InferCx {
             inputs: &inputs,
             declared_outputs: &declared,
+            outputs: node.outputs.len(),
             shape_override,
-            weights: g.weights.as_deref(),
+            weights: g.weights.as_ref(),
             findings: &mut local,
         };
         let result = node.op.infer(&mut cx);
@@ -99,17 +116,15 @@ pub fn infer(
         }
         let Some(mut types) = result else { continue };
         fold(g, i, &inputs, &mut types, &mut found);
-        drop(inputs);
-        for (slot, t) in out.outputs[i].iter_mut().zip(types) {
-            *slot = Some(t);
-        }
+        types.truncate(node.outputs.len());
+        let _ = out.nodes[i].set(types);
     }
 
     // Declared port dims and precisions against the inferred types (an opaque layer's outputs
     // are what it declares).
     for (i, node) in g.nodes.iter().enumerate() {
         for (j, p) in node.inputs.iter().enumerate() {
-            if let Some(t) = out.outputs[p.source.node][p.source.port].as_ref() {
+            if let Some(t) = out.port(p.source.node, p.source.port) {
                 compare_declared(g, i, (PortDir::Input, j), &p.decl, t, &mut found);
             }
         }
@@ -117,7 +132,7 @@ pub fn infer(
             continue;
         }
         for (k, p) in node.outputs.iter().enumerate() {
-            if let Some(t) = out.outputs[i][k].as_ref() {
+            if let Some(t) = out.port(i, k) {
                 compare_declared(g, i, (PortDir::Output, k), &p.decl, t, &mut found);
             }
         }
@@ -148,8 +163,24 @@ fn fold(
     types: &mut [TensorType],
     found: &mut Vec<Diagnostic>,
 ) {
+    // Most layers of a large model have no known input (checked first: it is cheap).
+    if !inputs.iter().any(|t| t.has_value() || t.bounds.is_some()) {
+        return;
+    }
     let op = &g.nodes[i].op;
-    if !op.folds() || types.is_empty() || inputs.is_empty() {
+    if !op.folds() || types.is_empty() {
+        return;
+    }
+    // Every input with bounds but no value must be one the op only moves, and every other input
+    // must be known.
+    let bounded = |t: &TensorType| !t.has_value() && t.bounds.is_some();
+    let known = inputs.iter().all(|t| t.has_value());
+    if !known
+        && !inputs
+            .iter()
+            .enumerate()
+            .all(|(k, t)| t.has_value() || (bounded(t) && op.moves(k)))
+    {
         return;
     }
     let small = types
@@ -162,10 +193,10 @@ fn fold(
         limit: u64::MAX,
         in_use: 0,
     };
-    if inputs.iter().all(|t| t.value.is_some()) {
+    if known {
         let values: Vec<Value<'_>> = inputs
             .iter()
-            .filter_map(|t| t.value.clone().map(Value::Tensor))
+            .filter_map(|t| t.value().cloned().map(Value::Tensor))
             .collect();
         match op.eval(&EvalCx::new(&values, budget)) {
             Ok(outs) if outs.len() == types.len() => {
@@ -174,7 +205,7 @@ fn fold(
                         t.shape = PartialShape::fixed(
                             &v.shape().iter().map(|&d| d as u64).collect::<Vec<_>>(),
                         );
-                        t.value = Some(Arc::new(v));
+                        t.set_value(Some(Arc::new(v)));
                         t.bounds = None;
                     }
                 }
@@ -184,14 +215,8 @@ fn fold(
         }
         return;
     }
-    // Bounds: every input with bounds but no value must be one the op only moves, and every
-    // other input must be known.
-    let bounded = |t: &TensorType| t.value.is_none() && t.bounds.is_some();
-    let usable = inputs
-        .iter()
-        .enumerate()
-        .all(|(k, t)| t.value.is_some() || (bounded(t) && op.moves(k)))
-        && inputs.iter().any(|t| bounded(t));
+    // Bounds (the inputs were checked above).
+    let usable = inputs.iter().any(|t| bounded(t));
     let nonnegative = !op.bounds_need_nonnegative()
         || inputs.iter().filter(|t| bounded(t)).all(|t| {
             t.bounds
@@ -204,7 +229,7 @@ fn fold(
     let side = |upper: bool| -> Option<Vec<Tensor>> {
         let values: Vec<Value<'_>> = inputs
             .iter()
-            .map(|t| match &t.value {
+            .map(|t| match t.value() {
                 Some(v) => Some(Value::Tensor(v.clone())),
                 None => {
                     let b = t.bounds.as_deref()?;

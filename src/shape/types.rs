@@ -4,7 +4,7 @@
 //! infer exact shapes, as OpenVINO's `evaluate_lower`/`evaluate_upper` do.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::dtype::ElementType;
 use crate::shape::{Dim, PartialShape};
@@ -15,16 +15,39 @@ use crate::tensor::Tensor;
 pub const VALUE_LIMIT: usize = 4096;
 
 /// The type of a value flowing along an edge.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct TensorType {
     pub element_type: ElementType,
     pub shape: PartialShape,
     /// The elements, when known at inference (Consts and what is computed from them, up to
-    /// [`VALUE_LIMIT`] elements).
-    pub value: Option<Arc<Tensor>>,
+    /// [`VALUE_LIMIT`] elements): see [`value`](TensorType::value).
+    known: Known,
     /// Bounds of each element of an integer value that is not known exactly (a shape read by
     /// ShapeOf from dynamic dims, and what is computed from it).
     pub bounds: Option<Arc<Bounds>>,
+}
+
+/// A known value: a tensor, or a Const's bytes decoded when first read (most Consts' values
+/// are never read: decoding every small one cost a large model's check 6%).
+#[derive(Clone, Debug, Default)]
+enum Known {
+    #[default]
+    None,
+    Tensor(Arc<Tensor>),
+    Mapped {
+        weights: Option<Arc<crate::weights::Weights>>,
+        offset: u64,
+        decoded: OnceLock<Option<Arc<Tensor>>>,
+    },
+}
+
+impl PartialEq for TensorType {
+    fn eq(&self, other: &TensorType) -> bool {
+        self.element_type == other.element_type
+            && self.shape == other.shape
+            && self.bounds == other.bounds
+            && self.value() == other.value()
+    }
 }
 
 impl TensorType {
@@ -32,7 +55,7 @@ impl TensorType {
         TensorType {
             element_type,
             shape,
-            value: None,
+            known: Known::None,
             bounds: None,
         }
     }
@@ -43,14 +66,76 @@ impl TensorType {
         TensorType {
             element_type: t.element_type(),
             shape,
-            value: Some(Arc::new(t)),
+            known: Known::Tensor(Arc::new(t)),
             bounds: None,
         }
     }
 
+    /// A Const's type whose value is its bytes at `offset` in `weights` (decoded when read; no
+    /// weights for a Const of no bytes).
+    pub fn of_const(
+        element_type: ElementType,
+        shape: PartialShape,
+        weights: Option<Arc<crate::weights::Weights>>,
+        offset: u64,
+    ) -> TensorType {
+        TensorType {
+            element_type,
+            shape,
+            known: Known::Mapped {
+                weights,
+                offset,
+                decoded: OnceLock::new(),
+            },
+            bounds: None,
+        }
+    }
+
+    /// The value, when it is known.
+    pub fn value(&self) -> Option<&Arc<Tensor>> {
+        match &self.known {
+            Known::None => None,
+            Known::Tensor(t) => Some(t),
+            Known::Mapped {
+                weights,
+                offset,
+                decoded,
+            } => decoded
+                .get_or_init(|| {
+                    let shape: Vec<usize> = self
+                        .shape
+                        .to_static()?
+                        .iter()
+                        .map(|&d| usize::try_from(d).ok())
+                        .collect::<Option<_>>()?;
+                    let n = shape
+                        .iter()
+                        .try_fold(1u64, |a, &d| a.checked_mul(d as u64))?;
+                    let needed = self.element_type.storage_bytes(n)?;
+                    let bytes = match weights {
+                        _ if needed == 0 => &[][..],
+                        Some(w) => w.bytes(*offset, needed)?,
+                        None => return None,
+                    };
+                    Tensor::from_le_bytes(self.element_type, &shape, bytes).map(Arc::new)
+                })
+                .as_ref(),
+        }
+    }
+
+    /// Whether the value is known (without decoding a Const's bytes).
+    pub fn has_value(&self) -> bool {
+        !matches!(self.known, Known::None)
+    }
+
+    /// Sets the value, or forgets it.
+    pub fn set_value(&mut self, value: Option<Arc<Tensor>>) {
+        self.known = value.map_or(Known::None, Known::Tensor);
+    }
+
     /// The value's elements as intervals: exact for a known integer value, else the bounds.
     pub fn int_bounds(&self) -> Option<Cow<'_, Bounds>> {
-        if let Some(v) = &self.value {
+        if let Some(v) = self.value() {
             return Bounds::exact(v).map(Cow::Owned);
         }
         self.bounds.as_deref().map(Cow::Borrowed)
@@ -58,7 +143,7 @@ impl TensorType {
 
     /// The known value as i64s (an integer value only).
     pub fn int_values(&self) -> Option<Vec<i64>> {
-        self.value.as_deref().and_then(int_values)
+        self.value().and_then(|v| int_values(v))
     }
 }
 
@@ -151,7 +236,7 @@ impl Bounds {
         if self.is_exact()
             && let Some(v) = ints_tensor(element_type, &t.shape, &self.lo)
         {
-            t.value = Some(Arc::new(v));
+            t.set_value(Some(Arc::new(v)));
         } else {
             t.bounds = Some(Arc::new(self));
         }

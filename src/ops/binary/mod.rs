@@ -333,7 +333,7 @@ impl<K: Arith> Op for Binary<K> {
         let ty = infer_type(cx, K::NAME, a.element_type, b.element_type)?;
         let shape = infer_shape(cx, self.auto_broadcast, a, b)?;
         let mut out = TensorType::new(ty, shape);
-        if a.value.is_none() || b.value.is_none() {
+        if !a.has_value() || !b.has_value() {
             out.bounds = self.bounds(a, b, &out).map(std::sync::Arc::new);
         }
         Some(vec![out])
