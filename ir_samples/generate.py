@@ -684,10 +684,17 @@ def fold_with_reference(model, inputs):
         for target in list(p.output(0).get_target_inputs()):
             target.replace_source_output(c.output(0))
         m.remove_parameter(p)
-    # Constants read from a .bin share its memory map; give them their own copies.
+    # Constants read from a .bin share its memory map; give them their own copies (packed types
+    # byte for byte: get_data() shows their storage).
+    packed = {ov.Type.u1, ov.Type.u2, ov.Type.u4, ov.Type.i4, ov.Type.nf4, ov.Type.f4e2m1, ov.Type.f8e4m3, ov.Type.f8e5m2, ov.Type.f8e8m0}
     for node in m.get_ordered_ops():
         if node.get_type_name() == "Constant":
-            fresh = ops.constant(np.array(node.get_data()), dtype=node.get_element_type())
+            et = node.get_element_type()
+            if et in packed:
+                raw = np.array(node.get_data()).view(np.uint8).tobytes()
+                fresh = packed_constant(et, list(node.get_output_shape(0)), raw)
+            else:
+                fresh = ops.constant(np.array(node.get_data()), dtype=et)
             for target in list(node.output(0).get_target_inputs()):
                 target.replace_source_output(fresh.output(0))
     # Shapes inferred for dynamic Parameters become static: ConstantFolding folds only then.
@@ -1124,6 +1131,21 @@ def write_shape_op_cases():
             factory[1].create(kind, [p["m"].output(0), const([1]).output(0)], {"keep_dims": False}).output(0)])
 
 
+def write_weight_compression():
+    """Weights compressed as u4 with a u4 zero point and an f16 scale per row, decompressed as
+    OpenVINO's weight compression writes it: Convert -> Subtract(zero point) -> Multiply(scale)
+    -> Convert to f32, then added to the input (the elementwise ops ovir runs)."""
+    rng = np.random.default_rng(7)
+    x = param([2, 8], np.float32, "x")
+    w = packed_constant(ov.Type.u4, [2, 8], rng.integers(0, 256, size=8, dtype=np.uint8).tobytes())
+    zp = packed_constant(ov.Type.u4, [2, 1], bytes([0x97]))
+    scale = ops.constant(np.array([[0.125], [-0.5]], dtype=np.float16), name="scale")
+    deq = ops.multiply(ops.subtract(ops.convert(w, ov.Type.f16), ops.convert(zp, ov.Type.f16)), scale)
+    y = ops.add(x, ops.convert(deq, ov.Type.f32), name="y")
+    y.output(0).get_tensor().set_names({"y"})
+    return model([y], [x], "weight_compression")
+
+
 def write_shape_subgraph():
     """A dynamic model whose Reshape target comes from ShapeOf -> Gather -> Concat, as
     exporters write attention blocks: `info` shows the interval dims inference derives."""
@@ -1190,6 +1212,7 @@ def main():
     write_element_type_cases()
     write_shape_op_cases()
     save(write_shape_subgraph(), "shape_subgraph")
+    save(write_weight_compression(), "weight_compression")
     write_bad()
     core = ov.Core()
     for xml in sorted(HERE.glob("*/model.xml")):

@@ -1,5 +1,6 @@
 //! Fused and in-place execution (`Model::run`) against layer-by-layer execution
-//! (`Model::run_observed`, which never fuses): random graphs of Subtract/Divide layers over
+//! (`Model::run_observed`, which never fuses): random graphs of arithmetic layers (Subtract,
+//! Divide, Add, Multiply) over
 //! broadcast shapes and several element types must give bit-identical outputs, and the same
 //! error (layer and element) when an integer division fails.
 
@@ -105,14 +106,17 @@ fn case(rng: &mut Rng, ty: &str) -> Case {
         let x = if long && l > 0 { id - 1 } else { rng.below(id) };
         let y = rng.below(id);
         let out = broadcast(&shapes[x], &shapes[y]);
-        let (kind, data) = if rng.below(2) == 0 {
-            ("Subtract", String::from("auto_broadcast=\"numpy\""))
-        } else {
-            let py = if rng.below(2) == 0 { "true" } else { "false" };
-            (
-                "Divide",
-                format!("auto_broadcast=\"numpy\" m_pythondiv=\"{py}\""),
-            )
+        let (kind, data) = match rng.below(6) {
+            0 | 1 => ("Subtract", String::from("auto_broadcast=\"numpy\"")),
+            2 => ("Add", String::from("auto_broadcast=\"numpy\"")),
+            3 => ("Multiply", String::from("auto_broadcast=\"numpy\"")),
+            _ => {
+                let py = if rng.below(2) == 0 { "true" } else { "false" };
+                (
+                    "Divide",
+                    format!("auto_broadcast=\"numpy\" m_pythondiv=\"{py}\""),
+                )
+            }
         };
         writeln!(
             xml,
@@ -403,11 +407,7 @@ fn chains_over_long_broadcast_runs_match_layer_by_layer() {
             } else {
                 (prev, other)
             };
-            let kind = if rng.below(2) == 0 {
-                "Subtract"
-            } else {
-                "Divide"
-            };
+            let kind = ["Subtract", "Divide", "Add", "Multiply"][rng.below(4)];
             let shape_of = |v: usize| {
                 if v < params.len() {
                     params[v].clone()

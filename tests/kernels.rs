@@ -6,7 +6,7 @@ use ndarray::{ArrayD, IxDyn};
 use ovir::broadcast::{AutoBroadcast, BinaryError, binary_map};
 use ovir::half::{bf16, f16};
 use ovir::ops::EvalError;
-use ovir::ops::binary::arith::{Divide, Subtract};
+use ovir::ops::binary::arith::{Add, Divide, Multiply, Subtract};
 use ovir::ops::binary::{ArithElem, Binary};
 use ovir::{Element, Tensor};
 use proptest::prelude::*;
@@ -155,6 +155,24 @@ fn check<T: FromBits + ArithElem>(
         fast_result::<T>(sub.eval_tensors(&a, &b)),
         reference::<T>(spec, &a, &b, |x, y| T::scalar(Subtract, x, y)),
         "subtract {:?} {:?} {:?}",
+        T::TYPE,
+        sa,
+        sb
+    );
+    let add = Binary::new(spec, Add);
+    prop_assert_eq!(
+        fast_result::<T>(add.eval_tensors(&a, &b)),
+        reference::<T>(spec, &a, &b, |x, y| T::scalar(Add, x, y)),
+        "add {:?} {:?} {:?}",
+        T::TYPE,
+        sa,
+        sb
+    );
+    let mul = Binary::new(spec, Multiply);
+    prop_assert_eq!(
+        fast_result::<T>(mul.eval_tensors(&a, &b)),
+        reference::<T>(spec, &a, &b, |x, y| T::scalar(Multiply, x, y)),
+        "multiply {:?} {:?} {:?}",
         T::TYPE,
         sa,
         sb

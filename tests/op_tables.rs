@@ -392,3 +392,51 @@ fn conversions() {
         f16::INFINITY
     );
 }
+
+#[test]
+fn add_and_multiply_wrap_and_round_once() {
+    use ovir::ops::binary::arith::{Add, Multiply};
+    let add = Binary::new(NUMPY, Add);
+    let mul = Binary::new(NUMPY, Multiply);
+    // Integers wrap (OpenVINO's CPU plugin saturates u8/i8; its reference wraps: 250 + 10 = 4).
+    let r = add
+        .eval_tensors(&t::<u8>(&[2], &[250, 255]), &t::<u8>(&[2], &[10, 1]))
+        .unwrap();
+    assert_eq!(v::<u8>(&r), [4, 0]);
+    let r = mul
+        .eval_tensors(&t::<i8>(&[2], &[-128, 100]), &t::<i8>(&[1], &[-1]))
+        .unwrap();
+    assert_eq!(v::<i8>(&r), [-128, -100]);
+    let r = mul
+        .eval_tensors(&t::<i64>(&[1], &[i64::MAX]), &t::<i64>(&[1], &[2]))
+        .unwrap();
+    assert_eq!(v::<i64>(&r), [-2]);
+    // f16: computed in f32 and rounded once (65504 is f16's largest; 65520 rounds to inf).
+    let r = add
+        .eval_tensors(
+            &t::<f16>(&[2], &[f16::from_f32(65504.0), f16::from_f32(1.0)]),
+            &t::<f16>(&[2], &[f16::from_f32(16.0), f16::from_f32(0.0004883)]),
+        )
+        .unwrap();
+    assert_eq!(v::<f16>(&r)[0], f16::INFINITY);
+    assert_eq!(v::<f16>(&r)[1], f16::from_f32(1.0f32 + 0.0004883));
+    // bf16: nearest even (1/3 rounds up to 0.333984375; OpenVINO's reference gives 0.33203125).
+    let third = bf16::from_f32(1.0 / 3.0);
+    assert_eq!(third.to_f32(), 0.333984375);
+    let r = mul
+        .eval_tensors(
+            &t::<bf16>(&[1], &[bf16::from_f32(1.0)]),
+            &t::<bf16>(&[1], &[third]),
+        )
+        .unwrap();
+    assert_eq!(v::<bf16>(&r), [third]);
+    // IEEE: -0 + -0 is -0, inf * 0 is NaN.
+    let r = add
+        .eval_tensors(&t::<f32>(&[1], &[-0.0]), &t::<f32>(&[1], &[-0.0]))
+        .unwrap();
+    assert!(v::<f32>(&r)[0].is_sign_negative());
+    let r = mul
+        .eval_tensors(&t::<f64>(&[1], &[f64::INFINITY]), &t::<f64>(&[1], &[0.0]))
+        .unwrap();
+    assert!(v::<f64>(&r)[0].is_nan());
+}
