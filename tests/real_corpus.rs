@@ -110,3 +110,52 @@ fn run_refuses_unimplemented_ops_before_reading_inputs() {
     assert!(!out_dir.exists(), "run left {}", out_dir.display());
     insta::assert_snapshot!("run_refuses_decoder", out);
 }
+
+/// Every real IR made only of ops ovir implements runs on random inputs (the outputs are
+/// compared with references in later work; here: it runs, or fails with a clear error, never
+/// an internal one), and its outputs have the shapes inference gave.
+#[test]
+fn real_irs_of_implemented_ops_run() {
+    let mut all = Vec::new();
+    models(&root().join("ir_samples/real"), &mut all);
+    all.sort();
+    let mut ran = 0;
+    let mut failed = Vec::new();
+    for m in &all {
+        let Ok(model) = ovir::Model::load(m) else {
+            failed.push(format!("{}: does not load", rel(m)));
+            continue;
+        };
+        if model.runnable().is_err() {
+            continue;
+        }
+        let mut rng = ovir::io::random::Rng::new(1);
+        let Some(inputs) = ovir::io::random::inputs(model.graph(), &mut rng, 1 << 20) else {
+            continue;
+        };
+        match model.run(inputs) {
+            Ok(outputs) => {
+                ran += 1;
+                let (inferred, _) = model.infer();
+                for (k, o) in outputs.iter().enumerate() {
+                    let t = inferred.output(model.graph(), k);
+                    let fits = t.is_some_and(|t| ovir::exec::fits(o.tensor.shape(), &t.shape));
+                    if !fits {
+                        failed.push(format!(
+                            "{}: output {k} has shape {:?}, inferred {:?}",
+                            rel(m),
+                            o.tensor.shape(),
+                            t.map(|t| t.shape.to_string())
+                        ));
+                    }
+                }
+            }
+            Err(e) if e.to_string().contains("internal error") => {
+                failed.push(format!("{}: {e}", rel(m)));
+            }
+            Err(_) => ran += 1,
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    assert!(ran >= 40, "only {ran} real IRs run");
+}
