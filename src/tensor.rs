@@ -297,9 +297,7 @@ impl Tensor {
     /// Bytes the elements take; `u64::MAX` if that overflows (which
     /// [`bytes_text`](crate::memory::bytes_text) reports as such).
     pub fn bytes(&self) -> u64 {
-        self.element_type()
-            .storage_bytes(self.len() as u64)
-            .unwrap_or(u64::MAX)
+        byte_count(self.element_type(), self.shape())
     }
 
     /// A tensor from little-endian bytes (`bytes.len()` must be `elements × size`).
@@ -355,6 +353,15 @@ impl Tensor {
     }
 }
 
+/// Bytes `shape`'s elements of `ty` take (packed types packed); `u64::MAX` on overflow.
+fn byte_count(ty: ElementType, shape: &[usize]) -> u64 {
+    shape
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+        .and_then(|n| ty.storage_bytes(n))
+        .unwrap_or(u64::MAX)
+}
+
 /// A value as execution holds it: a tensor, or a Const's bytes where they lie in the
 /// memory-mapped weights file (read in place by elementwise kernels; packed types such as u4
 /// stay packed until a Convert decodes them).
@@ -387,6 +394,11 @@ impl Value<'_> {
         }
     }
 
+    /// Bytes the value takes as a tensor (`u64::MAX` on overflow).
+    pub fn bytes(&self) -> u64 {
+        byte_count(self.element_type(), self.shape())
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.shape().iter().product()
@@ -394,13 +406,6 @@ impl Value<'_> {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    /// Bytes the value takes as a tensor (`u64::MAX` on overflow).
-    pub fn bytes(&self) -> u64 {
-        self.element_type()
-            .storage_bytes(self.len() as u64)
-            .unwrap_or(u64::MAX)
     }
 
     /// The value as a tensor: a tensor as it is, a Const's bytes decoded (`None` for element

@@ -141,21 +141,21 @@ impl StridedSlice {
                 "the slice addresses {consumed} dims, but the input has rank {rank}"
             ));
         }
+        // An input axis kept whole.
+        let whole = |axis| Axis::Slice {
+            axis,
+            begin: None,
+            end: None,
+            stride: 1,
+        };
         let mut out = Vec::new();
         let mut axis = 0;
         for i in 0..m {
             if bit(&self.new_axis_mask, i) {
                 out.push(Axis::New);
             } else if bit(&self.ellipsis_mask, i) {
-                for _ in 0..rank - consumed {
-                    out.push(Axis::Slice {
-                        axis,
-                        begin: None,
-                        end: None,
-                        stride: 1,
-                    });
-                    axis += 1;
-                }
+                out.extend((axis..axis + rank - consumed).map(whole));
+                axis += rank - consumed;
             } else if bit(&self.shrink_axis_mask, i) {
                 out.push(Axis::Index { axis, at: begin[i] });
                 axis += 1;
@@ -169,15 +169,7 @@ impl StridedSlice {
                 axis += 1;
             }
         }
-        while axis < rank {
-            out.push(Axis::Slice {
-                axis,
-                begin: None,
-                end: None,
-                stride: 1,
-            });
-            axis += 1;
-        }
+        out.extend((axis..rank).map(whole));
         Ok(out)
     }
 }
