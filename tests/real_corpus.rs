@@ -159,3 +159,41 @@ fn real_irs_of_implemented_ops_run() {
     assert!(failed.is_empty(), "{}", failed.join("\n"));
     assert!(ran >= 40, "only {ran} real IRs run");
 }
+
+/// A dead layer (feeding no Result) whose op ovir does not implement does not stop a run.
+#[test]
+fn dead_unimplemented_layers_do_not_matter() {
+    let xml = r#"<?xml version="1.0"?>
+<net name="dead_opaque" version="11">
+<layers>
+<layer id="0" name="x" type="Parameter" version="opset1"><data shape="2" element_type="f32"/><output><port id="0" precision="FP32" names="x"><dim>2</dim></port></output></layer>
+<layer id="1" name="neg" type="Negative" version="opset1"><input><port id="0"><dim>2</dim></port></input><output><port id="1" precision="FP32"><dim>2</dim></port></output></layer>
+<layer id="2" name="twice" type="Add" version="opset1"><data auto_broadcast="numpy"/><input><port id="0"><dim>2</dim></port><port id="1"><dim>2</dim></port></input><output><port id="2" precision="FP32" names="y"><dim>2</dim></port></output></layer>
+<layer id="3" name="out" type="Result" version="opset1"><input><port id="0"><dim>2</dim></port></input></layer>
+</layers>
+<edges>
+<edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>
+<edge from-layer="0" from-port="0" to-layer="2" to-port="0"/>
+<edge from-layer="0" from-port="0" to-layer="2" to-port="1"/>
+<edge from-layer="2" from-port="2" to-layer="3" to-port="0"/>
+</edges>
+</net>
+"#;
+    let model =
+        ovir::Model::from_bytes("dead_opaque.xml", xml.as_bytes(), None, &Default::default())
+            .unwrap();
+    assert!(model.unimplemented().is_empty());
+    let x = ndarray::arr1(&[1.5f32, -2.0]).into_dyn();
+    let out = model.run([("x", x.into())]).unwrap();
+    assert_eq!(
+        out[0].tensor.view::<f32>().unwrap().as_slice().unwrap(),
+        &[3.0, -4.0]
+    );
+    // check still lists it (not as an error).
+    let dir = scratch("real_corpus", "dead_opaque");
+    let path = dir.join("model.xml");
+    std::fs::write(&path, xml).unwrap();
+    let r = check_file(&path, &CheckOptions::default());
+    assert_eq!(r.opaque.len(), 1, "{:?}", r.opaque);
+    assert!(r.diagnostics.iter().all(|d| d.error.code() == "W301"));
+}
