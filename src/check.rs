@@ -43,6 +43,21 @@ impl FileReport {
 
 /// Checks one IR file.
 pub fn check_file(path: &Path, options: &CheckOptions) -> FileReport {
+    check_file_keeping(path, options).0
+}
+
+/// What [`check_file_keeping`] checked: the loaded model and its inferred types, when the file
+/// could be loaded.
+#[derive(Debug)]
+pub struct Checked {
+    pub model: Model,
+    pub inferred: crate::shape::Inferred,
+}
+
+/// [`check_file`], also handing back the model and its inferred types instead of freeing them.
+/// A process about to exit can skip freeing them (`std::mem::forget`): for a 100k-layer IR that
+/// is about a tenth of the time of `check`.
+pub fn check_file_keeping(path: &Path, options: &CheckOptions) -> (FileReport, Option<Checked>) {
     let load = LoadOptions {
         weights: options.weights.clone(),
         ..LoadOptions::default()
@@ -63,7 +78,7 @@ pub fn check_file(path: &Path, options: &CheckOptions) -> FileReport {
                 }
                 report.diagnostics.push(Diagnostic::error(e));
             }
-            return report;
+            return (report, None);
         }
     };
     let g = model.graph();
@@ -74,7 +89,7 @@ pub fn check_file(path: &Path, options: &CheckOptions) -> FileReport {
             None => report.unmatched_shapes.push(name.clone()),
         }
     }
-    let (_, mut found) = crate::shape::infer(g, &overrides);
+    let (inferred, mut found) = crate::shape::infer(g, &overrides);
     let opaque = crate::exec::opaque_uses(g, |_| true);
     if options.deny_unknown {
         for u in opaque {
@@ -106,7 +121,7 @@ pub fn check_file(path: &Path, options: &CheckOptions) -> FileReport {
         (pos.0, pos.1, d.severity)
     });
     report.diagnostics = found;
-    report
+    (report, Some(Checked { model, inferred }))
 }
 
 /// Reads `NAME=SHAPE` (as `--shape` takes it): the shape in the IR grammar, e.g. `x=[1,3,?]`.

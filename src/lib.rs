@@ -20,7 +20,7 @@ pub mod shape;
 pub mod tensor;
 pub mod weights;
 
-pub use check::{CheckOptions, FileReport, check_file};
+pub use check::{CheckOptions, Checked, FileReport, check_file, check_file_keeping};
 pub use dtype::ElementType;
 pub use error::{
     Diagnostic, Error, ErrorKind, LayerRef, Location, OpaqueUse, PortDir, PortRef, Severity,

@@ -372,16 +372,28 @@ fn pending_layer(item: &LayerItem, broken: bool, errs: &mut Errors) -> Pending {
     if layer.name.is_none() {
         errs.at(item.offset, Some(n.layer_ref()), missing("name"));
     }
+    let resolved = match (layer.ty.as_deref(), layer.version.as_deref()) {
+        (Some(ty), Some(version)) => Some(ops::resolve(ty, version)),
+        _ => None,
+    };
     if let Some(ty) = layer.ty.as_deref() {
-        n.ty = match ops::static_name(ty) {
+        // The table's spelling when it is the file's (one comparison, no second search).
+        let known = match resolved {
+            Some(Resolved::Op(d)) if d.name == ty => Some(d.name),
+            Some(Resolved::Unimplemented { name, .. }) if name == ty => Some(name),
+            _ => ops::static_name(ty),
+        };
+        n.ty = match known {
             Some(name) => Cow::Borrowed(name),
             None => Cow::Owned(ty.to_owned()),
         };
     }
-    match (layer.ty.as_deref(), layer.version.as_deref()) {
-        (None, _) => errs.at(item.offset, Some(n.layer_ref()), missing("type")),
-        (Some(_), None) => errs.at(item.offset, Some(n.layer_ref()), missing("version")),
-        (Some(ty), Some(version)) => match ops::resolve(ty, version) {
+    match (layer.ty.as_deref(), layer.version.as_deref(), resolved) {
+        (None, _, _) => errs.at(item.offset, Some(n.layer_ref()), missing("type")),
+        (Some(_), None, _) | (Some(_), Some(_), None) => {
+            errs.at(item.offset, Some(n.layer_ref()), missing("version"))
+        }
+        (Some(ty), Some(version), Some(resolved)) => match resolved {
             Resolved::Op(def) => match (def.parse)(&Attrs::new(layer.data.as_ref())) {
                 Ok(op) => n.op = Some(op),
                 Err(list) => {
