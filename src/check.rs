@@ -90,23 +90,15 @@ pub fn check_file_keeping(path: &Path, options: &CheckOptions) -> (FileReport, O
         }
     }
     let (inferred, mut found) = crate::shape::infer(g, &overrides);
-    let opaque = crate::exec::opaque_uses(g, |_| true);
+    let opaque = g.opaque_uses(|_| true);
     if options.deny_unknown {
         for u in opaque {
-            let node = g
-                .nodes
-                .iter()
-                .position(|n| Some(n.pos) == u.first && n.opaque().is_some());
-            let at = match node {
-                Some(i) => g.locate(i, None),
-                None => crate::error::Location::file(&g.file),
-            };
             found.push(Diagnostic::error(Error::at(
                 ErrorKind::Unimplemented {
                     op: u.op,
                     count: u.count,
                 },
-                at,
+                g.locate(u.first_node, None),
             )));
         }
     } else {

@@ -293,16 +293,8 @@ pub enum ErrorKind {
     DivisionOverflow { index: String },
     #[error("{message}")]
     Eval { message: String },
-    #[error(
-        "the {what} needs {}, but {} of the {} memory budget are in use (raise it with --max-memory)",
-        crate::memory::bytes_text(*needed), crate::memory::bytes_text(*in_use), crate::memory::bytes_text(*limit)
-    )]
-    MemoryBudget {
-        what: &'static str,
-        needed: u64,
-        in_use: u64,
-        limit: u64,
-    },
+    #[error("{0}")]
+    MemoryBudget(crate::memory::OverBudget),
     #[error("the model has no input named {name:?} (its inputs: {})", known.join(", "))]
     UnknownInput { name: String, known: Vec<String> },
     #[error("input {name:?} is not given")]
@@ -342,6 +334,9 @@ pub struct OpaqueUse {
     /// Where the first such layer is.
     pub first: Option<LineCol>,
     pub first_layer: LayerRef,
+    /// The first such layer's node index in its graph.
+    #[serde(skip)]
+    pub first_node: usize,
 }
 
 impl fmt::Display for OpaqueUse {
@@ -415,6 +410,19 @@ impl ErrorKind {
         self.code().starts_with('W')
     }
 
+    /// Whether this finding is a port's declared dims or precision differing from the inferred
+    /// ones (OpenVINO ignores declared dims, and so does a run).
+    pub fn is_declared_mismatch(&self) -> bool {
+        use ErrorKind::*;
+        matches!(
+            self,
+            DeclaredDimMismatch { .. }
+                | DeclaredRankMismatch { .. }
+                | DeclaredStaticVsDynamic { .. }
+                | PrecisionMismatch { .. }
+        )
+    }
+
     /// A stable code for each kind of error, used by `check` and documented in `docs/cli.md`.
     pub fn code(&self) -> &'static str {
         use ErrorKind::*;
@@ -462,7 +470,7 @@ impl ErrorKind {
             DivisionByZero { .. } => "E601",
             DivisionOverflow { .. } => "E602",
             Eval { .. } => "E603",
-            MemoryBudget { .. } => "E604",
+            MemoryBudget(_) => "E604",
             CannotRun { .. } => "E605",
             UnknownInput { .. } => "E610",
             InputNotGiven { .. } => "E611",

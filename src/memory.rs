@@ -68,6 +68,35 @@ pub fn bytes_text(n: u64) -> String {
     }
 }
 
+/// A tensor that would not fit the memory budget: what it is, the bytes it needs, the bytes
+/// in use and the limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OverBudget {
+    pub what: &'static str,
+    pub needed: u64,
+    pub in_use: u64,
+    pub limit: u64,
+}
+
+impl std::fmt::Display for OverBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the {} needs {}, but {} of the {} memory budget are in use (raise it with --max-memory)",
+            self.what,
+            bytes_text(self.needed),
+            bytes_text(self.in_use),
+            bytes_text(self.limit)
+        )
+    }
+}
+
+impl From<OverBudget> for crate::ErrorKind {
+    fn from(o: OverBudget) -> crate::ErrorKind {
+        crate::ErrorKind::MemoryBudget(o)
+    }
+}
+
 /// Bytes in use by execution against a limit.
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
@@ -77,9 +106,9 @@ pub struct Budget {
 
 impl Budget {
     /// Checks that `needed` more bytes fit (nothing is recorded: the caller adds what it keeps).
-    pub fn check(&self, what: &'static str, needed: u64) -> Result<(), crate::ErrorKind> {
+    pub fn check(&self, what: &'static str, needed: u64) -> Result<(), OverBudget> {
         if self.in_use.saturating_add(needed) > self.limit {
-            return Err(crate::ErrorKind::MemoryBudget {
+            return Err(OverBudget {
                 what,
                 needed,
                 in_use: self.in_use,

@@ -88,12 +88,12 @@ fn load_input(
     let left = budget.limit.saturating_sub(budget.in_use).min(ARRAY_LIMIT);
     let t = npy::read(path, left).map_err(|e| match npy::data_bytes(path) {
         Some(needed) if needed > left && left < ARRAY_LIMIT => {
-            let kind = ovir::ErrorKind::MemoryBudget {
+            let kind = ovir::ErrorKind::MemoryBudget(ovir::memory::OverBudget {
                 what: "input",
                 needed,
                 in_use: budget.in_use,
                 limit: budget.limit,
-            };
+            });
             let at = ovir::Location::file(&std::sync::Arc::from(path));
             eprint!("{}", render_errors(&ovir::Error::at(kind, at)));
             ExitStatus::Error
@@ -193,10 +193,10 @@ pub fn ready(model: &ovir::Model, args: &InputArgs) -> Result<(), ExitStatus> {
     let (_, findings) = model.infer();
     // Declared port dims that differ from the inferred shapes: OpenVINO ignores them, and so
     // does a run (`check` reports each).
-    let declared = |code: &str| matches!(code, "E504" | "E505" | "W501" | "W503");
+    let declared = |d: &&ovir::Diagnostic| d.error.kind().is_declared_mismatch();
     let errors: Vec<_> = findings
         .iter()
-        .filter(|d| d.severity == Severity::Error && !declared(d.error.code()))
+        .filter(|d| d.severity == Severity::Error && !declared(d))
         .collect();
     if !errors.is_empty() {
         eprint!("{}", render(errors.iter().map(|d| (d.severity, &d.error))));
@@ -209,7 +209,7 @@ pub fn ready(model: &ovir::Model, args: &InputArgs) -> Result<(), ExitStatus> {
     }
     let warnings: Vec<_> = findings
         .iter()
-        .filter(|d| d.severity == Severity::Warning && !declared(d.error.code()))
+        .filter(|d| d.severity == Severity::Warning && !declared(d))
         .filter(|d| !matches!(d.error.code(), "W301" | "W302"))
         .collect();
     if !warnings.is_empty() {
@@ -218,7 +218,7 @@ pub fn ready(model: &ovir::Model, args: &InputArgs) -> Result<(), ExitStatus> {
             render(warnings.iter().map(|d| (d.severity, &d.error)))
         );
     }
-    let ports = findings.iter().filter(|d| declared(d.error.code())).count();
+    let ports = findings.iter().filter(declared).count();
     if ports > 0 {
         eprintln!(
             "warning: {ports} port{} of {} declare{} dims or a precision other than inferred; OpenVINO ignores them and so does the run (`ovir check {}` lists them)",

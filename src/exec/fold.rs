@@ -49,10 +49,7 @@ impl Folded {
 /// Computes the constant subgraphs of `g` within a memory budget of `limit` bytes.
 pub fn fold(g: &Graph, limit: u64) -> Result<Folded, Error> {
     let n = g.nodes.len();
-    let mut live = vec![true; n];
-    for &i in &g.dead {
-        live[i] = false;
-    }
+    let live: Vec<bool> = g.dead_mask().into_iter().map(|d| !d).collect();
     // A layer is constant if it is a Const, or a computation whose inputs are all constant.
     let mut constant = vec![false; n];
     let mut covered = vec![false; n];

@@ -132,11 +132,8 @@ impl Model {
         if g.opaque.is_empty() {
             return Vec::new();
         }
-        let mut dead = vec![false; g.nodes.len()];
-        for &i in &g.dead {
-            dead[i] = true;
-        }
-        opaque_uses(g, |i| !dead[i])
+        let dead = g.dead_mask();
+        g.opaque_uses(|i| !dead[i])
     }
 
     /// Whether every live layer is one ovir runs: else error E605 naming every op type it does
@@ -149,28 +146,6 @@ impl Model {
         let at = crate::error::Location::file(&self.graph().file);
         Err(Error::at(ErrorKind::CannotRun { ops }, at))
     }
-}
-
-/// The opaque layers among those `keep` accepts, grouped by op, in XML order of their first.
-pub fn opaque_uses(g: &Graph, keep: impl Fn(usize) -> bool) -> Vec<OpaqueUse> {
-    let mut uses: Vec<OpaqueUse> = Vec::new();
-    for (i, n) in g.nodes.iter().enumerate() {
-        let Some(o) = n.opaque() else { continue };
-        if !keep(i) {
-            continue;
-        }
-        let title = o.title();
-        match uses.iter_mut().find(|u| u.op == title) {
-            Some(u) => u.count += 1,
-            None => uses.push(OpaqueUse {
-                op: title,
-                count: 1,
-                first: Some(n.pos),
-                first_layer: n.layer_ref(),
-            }),
-        }
-    }
-    uses
 }
 
 /// Binds inputs to Parameters and checks their types and shapes (every problem at once).
@@ -280,7 +255,7 @@ fn output_fits(
     let needed = ty.storage_bytes(count as u64).unwrap_or(u64::MAX);
     budget
         .check("output", needed)
-        .map_err(|k| (node, Error::at(k, g.locate(node, None))))
+        .map_err(|k| (node, Error::at(k.into(), g.locate(node, None))))
 }
 
 /// Computed values: per node, per output port.
@@ -342,20 +317,7 @@ fn eval_with(
 
 /// A value as a tensor (a Const's bytes are copied, within the budget).
 fn as_tensor(g: &Graph, node: usize, v: &Value<'_>, budget: &Budget) -> Result<Arc<Tensor>, Error> {
-    if let Value::Mapped(_) = v {
-        budget
-            .check("copy of the Const", v.bytes())
-            .map_err(|k| Error::at(k, g.locate(node, None)))?;
-    }
-    v.to_tensor().ok_or_else(|| {
-        Error::at(
-            ErrorKind::CannotRunType {
-                op: "a tensor".into(),
-                ty: v.element_type(),
-            },
-            g.locate(node, None),
-        )
-    })
+    crate::ops::context::tensor_of(v, budget).map_err(|e| eval_error(g, node, e))
 }
 
 fn execute(
@@ -365,10 +327,7 @@ fn execute(
     folded: Option<&Folded>,
     mut observe: Option<&mut Observer<'_>>,
 ) -> Result<Vec<Output>, Error> {
-    let mut dead = vec![false; g.nodes.len()];
-    for &i in &g.dead {
-        dead[i] = true;
-    }
+    let mut dead = g.dead_mask();
     // Layers computed once per model: their values are taken as they are.
     if let Some(f) = folded {
         for (i, d) in dead.iter_mut().enumerate() {

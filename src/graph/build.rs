@@ -52,6 +52,11 @@ struct PendingPort {
 }
 
 impl Pending {
+    /// The op's role, once the layer's op is known.
+    fn role(&self) -> Option<Role<'_>> {
+        self.op.as_ref().map(|o| o.role())
+    }
+
     fn layer_ref(&self) -> LayerRef {
         LayerRef {
             id: self.id.map_or_else(|| "?".to_owned(), |i| i.to_string()),
@@ -267,10 +272,10 @@ pub fn build(
     }
 
     let outputs: Vec<usize> = (0..nodes.len())
-        .filter(|&i| matches!(nodes[i].op.as_ref().map(|o| o.role()), Some(Role::Output)))
+        .filter(|&i| matches!(nodes[i].role(), Some(Role::Output)))
         .collect();
     let inputs: Vec<usize> = (0..nodes.len())
-        .filter(|&i| matches!(nodes[i].op.as_ref().map(|o| o.role()), Some(Role::Input(_))))
+        .filter(|&i| matches!(nodes[i].role(), Some(Role::Input(_))))
         .collect();
     if outputs.is_empty() && doc.layers_section.is_some() {
         errs.at(doc.net_offset, None, ErrorKind::NoResult);
@@ -329,6 +334,20 @@ pub fn build(
     })
 }
 
+/// A layer type as nodes keep it: the opset table's static spelling when it is the file's
+/// (no allocation per layer; `resolved` saves a second search), else the file's.
+fn type_name(ty: &str, resolved: Option<&Resolved>) -> Cow<'static, str> {
+    let known = match resolved {
+        Some(Resolved::Op(d)) if d.name == ty => Some(d.name),
+        Some(Resolved::Unimplemented { name, .. }) if *name == ty => Some(*name),
+        _ => ops::static_name(ty),
+    };
+    match known {
+        Some(name) => Cow::Borrowed(name),
+        None => Cow::Owned(ty.to_owned()),
+    }
+}
+
 fn pending_layer(item: &LayerItem, broken: bool, errs: &mut Errors) -> Pending {
     let layer = &item.layer;
     let source = errs.source;
@@ -372,91 +391,76 @@ fn pending_layer(item: &LayerItem, broken: bool, errs: &mut Errors) -> Pending {
     if layer.name.is_none() {
         errs.at(item.offset, Some(n.layer_ref()), missing("name"));
     }
-    let resolved = match (layer.ty.as_deref(), layer.version.as_deref()) {
-        (Some(ty), Some(version)) => Some(ops::resolve(ty, version)),
-        _ => None,
-    };
-    if let Some(ty) = layer.ty.as_deref() {
-        // The table's spelling when it is the file's (one comparison, no second search).
-        let known = match resolved {
-            Some(Resolved::Op(d)) if d.name == ty => Some(d.name),
-            Some(Resolved::Unimplemented { name, .. }) if name == ty => Some(name),
-            _ => ops::static_name(ty),
-        };
-        n.ty = match known {
-            Some(name) => Cow::Borrowed(name),
-            None => Cow::Owned(ty.to_owned()),
-        };
-    }
-    match (layer.ty.as_deref(), layer.version.as_deref(), resolved) {
-        (None, _, _) => errs.at(item.offset, Some(n.layer_ref()), missing("type")),
-        (Some(_), None, _) | (Some(_), Some(_), None) => {
-            errs.at(item.offset, Some(n.layer_ref()), missing("version"))
+    match (layer.ty.as_deref(), layer.version.as_deref()) {
+        (None, _) => errs.at(item.offset, Some(n.layer_ref()), missing("type")),
+        (Some(ty), None) => {
+            n.ty = type_name(ty, None);
+            errs.at(item.offset, Some(n.layer_ref()), missing("version"));
         }
-        (Some(ty), Some(version), Some(resolved)) => match resolved {
-            Resolved::Op(def) => match (def.parse)(&Attrs::new(layer.data.as_ref())) {
-                Ok(op) => n.op = Some(op),
-                Err(list) => {
-                    for e in list {
-                        let kind = match e.value {
-                            None => ErrorKind::MissingAttribute {
-                                element: "data",
-                                name: e.name,
-                            },
-                            Some(value) => ErrorKind::InvalidAttribute {
-                                element: "data",
-                                name: e.name,
-                                value,
-                                reason: e.reason,
-                            },
-                        };
-                        errs.at(item.offset, Some(n.layer_ref()), kind);
+        (Some(ty), Some(version)) => {
+            let resolved = ops::resolve(ty, version);
+            n.ty = type_name(ty, Some(&resolved));
+            let opaque = |op| -> Box<dyn Op> {
+                Box::new(ops::opaque::Opaque {
+                    ty: ty.to_owned(),
+                    version: version.to_owned(),
+                    op,
+                })
+            };
+            let error = match resolved {
+                Resolved::Op(def) => match (def.parse)(&Attrs::new(layer.data.as_ref())) {
+                    Ok(op) => {
+                        n.op = Some(op);
+                        None
                     }
+                    Err(list) => {
+                        for e in list {
+                            let kind = match e.value {
+                                None => ErrorKind::MissingAttribute {
+                                    element: "data",
+                                    name: e.name,
+                                },
+                                Some(value) => ErrorKind::InvalidAttribute {
+                                    element: "data",
+                                    name: e.name,
+                                    value,
+                                    reason: e.reason,
+                                },
+                            };
+                            errs.at(item.offset, Some(n.layer_ref()), kind);
+                        }
+                        None
+                    }
+                },
+                Resolved::Unimplemented { name, version: v } => {
+                    n.op = Some(opaque(Some((name, v))));
+                    None
                 }
-            },
-            Resolved::Unimplemented { name, version: v } => {
-                n.op = Some(Box::new(ops::opaque::Opaque {
-                    ty: ty.to_owned(),
-                    version: version.to_owned(),
-                    op: Some((name, v)),
-                }));
-            }
-            Resolved::Custom => {
-                n.op = Some(Box::new(ops::opaque::Opaque {
-                    ty: ty.to_owned(),
-                    version: version.to_owned(),
-                    op: None,
-                }));
-            }
-            Resolved::NoSuchOpset => errs.at(
-                item.offset,
-                Some(n.layer_ref()),
-                ErrorKind::NoSuchOpset {
+                Resolved::Custom => {
+                    n.op = Some(opaque(None));
+                    None
+                }
+                Resolved::NoSuchOpset => Some(ErrorKind::NoSuchOpset {
                     version: version.to_owned(),
                     max: ops::MAX_OPSET,
-                },
-            ),
-            Resolved::NotInOpset {
-                known: Some((name, first, last)),
-            } => errs.at(
-                item.offset,
-                Some(n.layer_ref()),
-                ErrorKind::UnsupportedOpset {
+                }),
+                Resolved::NotInOpset {
+                    known: Some((name, first, last)),
+                } => Some(ErrorKind::UnsupportedOpset {
                     ty: name,
                     version: version.to_owned(),
                     first,
                     last,
-                },
-            ),
-            Resolved::NotInOpset { known: None } => errs.at(
-                item.offset,
-                Some(n.layer_ref()),
-                ErrorKind::UnsupportedOp {
+                }),
+                Resolved::NotInOpset { known: None } => Some(ErrorKind::UnsupportedOp {
                     ty: ty.to_owned(),
                     version: version.to_owned(),
-                },
-            ),
-        },
+                }),
+            };
+            if let Some(kind) = error {
+                errs.at(item.offset, Some(n.layer_ref()), kind);
+            }
+        }
     }
     if let Some(names) = layer.output_names.as_deref() {
         n.output_names = split_names(names);
@@ -815,7 +819,7 @@ fn check_weights(
 ) {
     let mut missing: Option<(usize, usize)> = None; // (first node, count)
     for (i, n) in nodes.iter().enumerate() {
-        let Some(Role::Constant(c)) = n.op.as_ref().map(|o| o.role()) else {
+        let Some(Role::Constant(c)) = n.role() else {
             continue;
         };
         match c.elements().map(|e| (e, c.element_type.storage_bytes(e))) {
@@ -983,7 +987,7 @@ fn dead_nodes(nodes: &[Pending], outputs: &[usize]) -> (Vec<usize>, Vec<usize>) 
     }
     (0..nodes.len())
         .filter(|&i| !live[i])
-        .partition(|&i| !matches!(nodes[i].op.as_ref().map(|o| o.role()), Some(Role::Input(_))))
+        .partition(|&i| !matches!(nodes[i].role(), Some(Role::Input(_))))
 }
 
 fn finish_port(p: PendingPort) -> Option<PortDecl> {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 pub use build::build;
 
 use crate::dtype::ElementType;
-use crate::error::{LayerRef, LineCol, Location, PortDir, PortRef};
+use crate::error::{LayerRef, LineCol, Location, OpaqueUse, PortDir, PortRef};
 use crate::ops::{Op, Role};
 use crate::weights::Weights;
 
@@ -135,6 +135,37 @@ impl Node {
 }
 
 impl Graph {
+    /// Per node, whether it is dead (feeds no Result).
+    pub fn dead_mask(&self) -> Vec<bool> {
+        let mut dead = vec![false; self.nodes.len()];
+        for &i in &self.dead {
+            dead[i] = true;
+        }
+        dead
+    }
+
+    /// The layers ovir does not implement among those `keep` accepts, grouped by op, in XML
+    /// order of their first.
+    pub fn opaque_uses(&self, keep: impl Fn(usize) -> bool) -> Vec<OpaqueUse> {
+        let mut uses: Vec<OpaqueUse> = Vec::new();
+        for &i in self.opaque.iter().filter(|&&i| keep(i)) {
+            let n = &self.nodes[i];
+            let Some(o) = n.opaque() else { continue };
+            let title = o.title();
+            match uses.iter_mut().find(|u| u.op == title) {
+                Some(u) => u.count += 1,
+                None => uses.push(OpaqueUse {
+                    op: title,
+                    count: 1,
+                    first: Some(n.pos),
+                    first_layer: n.layer_ref(),
+                    first_node: i,
+                }),
+            }
+        }
+        uses
+    }
+
     /// The location of a node (and optionally one of its ports) for diagnostics.
     pub fn locate(&self, node: usize, port: Option<(PortDir, usize)>) -> Location {
         let n = &self.nodes[node];

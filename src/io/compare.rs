@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use half::{bf16, f16};
 use serde::{Serialize, Serializer};
 
-use super::npy::{self, Array};
+use super::npy;
 use super::serialize::Scalar;
 use super::text::{TextValue, dims_text};
 use crate::dtype::ElementType;
@@ -268,20 +268,7 @@ float_diff! {
     f64, 1 << 63;
 }
 
-fn value<T: DiffValue>(x: T, boolean: bool) -> Scalar {
-    match Scalar::of(x) {
-        Scalar::Int(i) if boolean => Scalar::Bool(i != 0),
-        v => v,
-    }
-}
-
-fn stats<T: DiffValue>(
-    a: &Tensor,
-    b: &Tensor,
-    boolean: bool,
-    tol: &Tolerance,
-    show: usize,
-) -> Stats {
+fn stats<T: DiffValue>(a: &Tensor, b: &Tensor, tol: &Tolerance, show: usize) -> Stats {
     let (va, vb) = (T::view(a), T::view(b));
     let (va, vb) = (
         va.as_ref().map(|v| v.as_standard_layout()),
@@ -363,8 +350,8 @@ fn stats<T: DiffValue>(
         if s.mismatches.len() < show {
             s.mismatches.push(Mismatch {
                 index: unravel(k, shape),
-                a: value(x, boolean),
-                b: value(y, boolean),
+                a: Scalar::of(x),
+                b: Scalar::of(y),
                 abs_error: (!nan).then_some(exact),
                 rel_error: (!nan).then_some(rel),
             });
@@ -375,29 +362,28 @@ fn stats<T: DiffValue>(
 }
 
 /// Compares B against A.
-pub fn compare(name: &str, a: &Array, b: &Array, tol: &Tolerance, show: usize) -> Entry {
+pub fn compare(name: &str, a: &Tensor, b: &Tensor, tol: &Tolerance, show: usize) -> Entry {
     let mut e = Entry::bare(name, Status::Equal);
-    let (ta, tb) = (a.dtype(), b.dtype());
+    let (ta, tb) = (a.element_type(), b.element_type());
     e.dtype_a = Some(ta);
-    e.shape_a = Some(a.tensor.shape().to_vec());
+    e.shape_a = Some(a.shape().to_vec());
     if ta != tb {
         e.status = Status::DtypeMismatch;
         e.dtype_b = Some(tb);
     }
-    if a.tensor.shape() != b.tensor.shape() {
+    if a.shape() != b.shape() {
         if e.status == Status::Equal {
             e.status = Status::ShapeMismatch;
         }
-        e.shape_b = Some(b.tensor.shape().to_vec());
+        e.shape_b = Some(b.shape().to_vec());
     }
     if e.status != Status::Equal {
         return e;
     }
-    let boolean = a.boolean;
     let s = crate::dispatch!(
-        any: a.tensor.element_type(),
-        T => stats::<T>(&a.tensor, &b.tensor, boolean, tol, show),
-        _ => stats::<u8>(&a.tensor, &b.tensor, boolean, tol, show)
+        any: ta,
+        T => stats::<T>(a, b, tol, show),
+        _ => stats::<u8>(a, b, tol, show)
     );
     e.status = if s.differing > 0 {
         Status::Different
@@ -623,14 +609,8 @@ pub fn compare_outputs(
         entries.push(if present.binary_search(file).is_err() {
             Entry::only_in_b(file)
         } else {
-            match npy::read_array(&path, limit) {
-                Ok(want) => {
-                    let got = Array {
-                        tensor: npy::as_stored(&o.tensor),
-                        boolean: false,
-                    };
-                    compare(file, &want, &got, tol, show)
-                }
+            match npy::read(&path, limit) {
+                Ok(want) => compare(file, &want, &npy::as_stored(&o.tensor), tol, show),
                 Err(e) => Entry::unreadable(file, &path.display().to_string(), e),
             }
         });
@@ -713,13 +693,11 @@ pub fn compare_paths(
     let mut entries = Vec::new();
     for (name, pa, pb) in pairs {
         let entry = match (pa, pb) {
-            (Some(pa), Some(pb)) => {
-                match (npy::read_array(&pa, limit), npy::read_array(&pb, limit)) {
-                    (Ok(x), Ok(y)) => compare(&name, &x, &y, tol, show),
-                    (Err(e), _) => Entry::unreadable(&name, &pa.display().to_string(), e),
-                    (_, Err(e)) => Entry::unreadable(&name, &pb.display().to_string(), e),
-                }
-            }
+            (Some(pa), Some(pb)) => match (npy::read(&pa, limit), npy::read(&pb, limit)) {
+                (Ok(x), Ok(y)) => compare(&name, &x, &y, tol, show),
+                (Err(e), _) => Entry::unreadable(&name, &pa.display().to_string(), e),
+                (_, Err(e)) => Entry::unreadable(&name, &pb.display().to_string(), e),
+            },
             (Some(_), None) => Entry::only_in_a(&name),
             (None, Some(_)) => Entry::only_in_b(&name),
             (None, None) => continue,
@@ -739,14 +717,11 @@ mod tests {
     use super::*;
     use ndarray::arr1;
 
-    fn arr<T: crate::Element>(v: &[T]) -> Array {
-        Array {
-            tensor: T::wrap(arr1(v).into_dyn()),
-            boolean: false,
-        }
+    fn arr<T: crate::Element>(v: &[T]) -> Tensor {
+        T::wrap(arr1(v).into_dyn())
     }
 
-    fn cmp(a: &Array, b: &Array, tol: Tolerance) -> Entry {
+    fn cmp(a: &Tensor, b: &Tensor, tol: Tolerance) -> Entry {
         compare("t", a, b, &tol, 10)
     }
 
@@ -849,10 +824,8 @@ mod tests {
         let e = cmp(&arr(&[1.0f32]), &arr(&[1.0f32, 2.0]), Tolerance::default());
         assert_eq!(e.status, Status::ShapeMismatch);
         assert_eq!(e.shape_b, Some(vec![2]));
-        let mut b = arr(&[1u8]);
-        b.boolean = true;
         assert_eq!(
-            cmp(&arr(&[1u8]), &b, Tolerance::default()).status,
+            cmp(&arr(&[1u8]), &arr(&[true]), Tolerance::default()).status,
             Status::DtypeMismatch
         );
     }

@@ -153,27 +153,53 @@ fn dtype(descr: &str) -> Result<(ElementType, usize, bool), NpyError> {
     }
 }
 
-/// An array read from `.npy`, and whether it is boolean.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Array {
-    pub tensor: Tensor,
-    pub boolean: bool,
-}
-
-impl Array {
-    /// The element type name as ovir spells it (`boolean` for numpy's `bool`).
-    pub fn dtype(&self) -> ElementType {
-        if self.boolean {
-            ElementType::Boolean
-        } else {
-            self.tensor.element_type()
-        }
-    }
-}
-
-/// Reads a tensor from `.npy` bytes. `limit` bounds the data size in bytes.
+/// Reads a tensor from `.npy` bytes (numpy's `bool` as `boolean`). `limit` bounds the data
+/// size in bytes.
 pub fn read_bytes(bytes: &[u8], limit: u64) -> Result<Tensor, NpyError> {
-    read_array_bytes(bytes, limit).map(|a| a.tensor)
+    let (h, data) = split_header(bytes)?;
+    let (et, size, big) = dtype(&h.descr)?;
+    let count = h
+        .shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| NpyError("the shape has too many elements".into()))?;
+    let need = count
+        .checked_mul(size)
+        .ok_or_else(|| NpyError("the shape has too many elements".into()))?;
+    if need as u64 > limit {
+        return err(format!(
+            "the array needs {need} bytes, more than the limit of {limit}"
+        ));
+    }
+    if data.len() != need {
+        return err(format!(
+            "the shape {:?} needs {need} bytes of data, the file has {}",
+            h.shape,
+            data.len()
+        ));
+    }
+    let swapped: Vec<u8>;
+    let data = if big && size > 1 {
+        swapped = data
+            .chunks_exact(size)
+            .flat_map(|c| c.iter().rev().copied())
+            .collect();
+        &swapped[..]
+    } else {
+        data
+    };
+    let tensor = if !h.fortran {
+        Tensor::from_le_bytes(et, &h.shape, data)
+            .ok_or_else(|| NpyError("internal error: bad size".into()))?
+    } else {
+        // Fortran order: the data are the transpose's C-order data.
+        let mut rev = h.shape.clone();
+        rev.reverse();
+        let t = Tensor::from_le_bytes(et, &rev, data)
+            .ok_or_else(|| NpyError("internal error: bad size".into()))?;
+        to_c_order(t, &h.shape)
+    };
+    Ok(tensor)
 }
 
 /// The header of `.npy` bytes and the rest (the data).
@@ -231,55 +257,6 @@ pub fn data_bytes(path: &Path) -> Option<u64> {
         .try_fold(size as u64, |a, &d| a.checked_mul(d as u64))
 }
 
-/// Reads an array from `.npy` bytes, booleans included. `limit` bounds the data size in bytes.
-pub fn read_array_bytes(bytes: &[u8], limit: u64) -> Result<Array, NpyError> {
-    let (h, data) = split_header(bytes)?;
-    let (et, size, big) = dtype(&h.descr)?;
-    let boolean = et == ElementType::Boolean;
-    let count = h
-        .shape
-        .iter()
-        .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .ok_or_else(|| NpyError("the shape has too many elements".into()))?;
-    let need = count
-        .checked_mul(size)
-        .ok_or_else(|| NpyError("the shape has too many elements".into()))?;
-    if need as u64 > limit {
-        return err(format!(
-            "the array needs {need} bytes, more than the limit of {limit}"
-        ));
-    }
-    if data.len() != need {
-        return err(format!(
-            "the shape {:?} needs {need} bytes of data, the file has {}",
-            h.shape,
-            data.len()
-        ));
-    }
-    let swapped: Vec<u8>;
-    let data = if big && size > 1 {
-        swapped = data
-            .chunks_exact(size)
-            .flat_map(|c| c.iter().rev().copied())
-            .collect();
-        &swapped[..]
-    } else {
-        data
-    };
-    let tensor = if !h.fortran {
-        Tensor::from_le_bytes(et, &h.shape, data)
-            .ok_or_else(|| NpyError("internal error: bad size".into()))?
-    } else {
-        // Fortran order: the data are the transpose's C-order data.
-        let mut rev = h.shape.clone();
-        rev.reverse();
-        let t = Tensor::from_le_bytes(et, &rev, data)
-            .ok_or_else(|| NpyError("internal error: bad size".into()))?;
-        to_c_order(t, &h.shape)
-    };
-    Ok(Array { tensor, boolean })
-}
-
 fn to_c_order(t: Tensor, shape: &[usize]) -> Tensor {
     fn go<T: crate::tensor::Element>(t: &Tensor, shape: &[usize]) -> Option<Tensor> {
         let v = T::view(t)?;
@@ -308,13 +285,8 @@ pub fn as_stored(t: &Tensor) -> Tensor {
     }
 }
 
-/// Reads an `.npy` file.
+/// Reads an `.npy` file (numpy's `bool` as `boolean`).
 pub fn read(path: &Path, limit: u64) -> Result<Tensor, NpyError> {
-    read_array(path, limit).map(|a| a.tensor)
-}
-
-/// Reads an `.npy` file, booleans included.
-pub fn read_array(path: &Path, limit: u64) -> Result<Array, NpyError> {
     // A file far larger than the limit is refused before it is read (headers are at most a
     // few KiB; version 2 allows 4 GiB, which no writer uses).
     let size = std::fs::metadata(path)
@@ -326,7 +298,7 @@ pub fn read_array(path: &Path, limit: u64) -> Result<Array, NpyError> {
         ));
     }
     let bytes = std::fs::read(path).map_err(|e| NpyError(format!("cannot read: {e}")))?;
-    read_array_bytes(&bytes, limit)
+    read_bytes(&bytes, limit)
 }
 
 /// `.npy` bytes for a tensor (bf16 as float32).

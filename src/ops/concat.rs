@@ -22,7 +22,6 @@ pub struct Concat {
 
 pub const DEF: OpDef = OpDef {
     name: "Concat",
-    aliases: &[],
     version: 1,
     inputs: Arity::at_least(1),
     outputs: Arity::exactly(1),

@@ -46,7 +46,6 @@ impl Const {
 
 pub const DEF: OpDef = OpDef {
     name: "Constant",
-    aliases: &["Const"],
     version: 1,
     inputs: Arity::exactly(0),
     outputs: Arity::exactly(1),

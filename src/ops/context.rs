@@ -8,7 +8,7 @@ use crate::error::{ErrorKind, PortDir};
 use crate::graph::PortDecl;
 use crate::memory::Budget;
 use crate::shape::{PartialShape, TensorType};
-use crate::tensor::{Tensor, Value};
+use crate::tensor::{Tensor, TypeSet, Value};
 use crate::weights::Weights;
 
 /// A finding of inference, at the layer or one of its ports.
@@ -16,6 +16,8 @@ pub type Finding = (ErrorKind, Option<(PortDir, usize)>);
 
 /// The inputs of a layer at inference, and where its findings go.
 pub struct InferCx<'a> {
+    /// The layer's op name, for findings.
+    pub(crate) op: &'a str,
     pub(crate) inputs: &'a [&'a TensorType],
     pub(crate) declared_outputs: &'a [PortDecl],
     /// How many outputs the layer has (its `<output>` ports).
@@ -76,16 +78,23 @@ impl<'a> InferCx<'a> {
         self.findings.push((kind, Some((PortDir::Input, i))));
     }
 
-    /// Reports that input `i`'s element type is not one the op accepts; `None` to return.
-    pub fn unsupported_type<T>(&mut self, op: &str, i: usize, ty: ElementType) -> Option<T> {
-        self.report_input(
-            i,
-            ErrorKind::UnsupportedElementType {
-                op: op.to_owned(),
-                ty,
-            },
-        );
-        None
+    /// Checks that inputs `inputs` (those connected) have element types in `set` (or
+    /// `dynamic`); reports the first that does not (E502) and gives `None` to return.
+    pub fn require(&mut self, inputs: std::ops::Range<usize>, set: TypeSet) -> Option<()> {
+        for i in inputs.take_while(|&i| i < self.inputs.len()) {
+            let ty = self.inputs[i].element_type;
+            if ty != ElementType::Dynamic && !set.contains(ty) {
+                self.report_input(
+                    i,
+                    ErrorKind::UnsupportedElementType {
+                        op: self.op.to_owned(),
+                        ty,
+                    },
+                );
+                return None;
+            }
+        }
+        Some(())
     }
 
     /// Reports an invalid input (a value or shape the op cannot take); `None` to return.
@@ -126,14 +135,13 @@ impl<'a> EvalCx<'a> {
 
     /// Input `i` as a tensor (a Const's bytes are copied, within the budget).
     pub fn tensor(&self, i: usize) -> Result<Arc<Tensor>, EvalError> {
-        let v = &self.inputs[i];
-        if let Value::Mapped(_) = v {
-            self.reserve_bytes("copy of the Const", v.bytes())?;
-        }
-        v.to_tensor().ok_or_else(|| EvalError::UnsupportedType {
-            op: "a tensor".into(),
-            ty: v.element_type(),
-        })
+        tensor_of(&self.inputs[i], &self.budget)
+    }
+
+    /// The elements of integer input `i` as i64s (inference checked its type).
+    pub fn ints(&self, i: usize) -> Result<Vec<i64>, EvalError> {
+        crate::shape::types::int_values(&*self.tensor(i)?)
+            .ok_or_else(|| EvalError::Invalid(format!("input {i} is not integers")))
     }
 
     /// Checks that an output of `elements` elements of `ty` fits the budget, before it is
@@ -145,13 +153,21 @@ impl<'a> EvalCx<'a> {
 
     /// Checks that `needed` more bytes fit the budget.
     pub fn reserve_bytes(&self, what: &'static str, needed: u64) -> Result<(), EvalError> {
-        self.budget
-            .check(what, needed)
-            .map_err(|_| EvalError::Memory {
-                what,
-                needed,
-                in_use: self.budget.in_use,
-                limit: self.budget.limit,
-            })
+        self.budget.check(what, needed).map_err(EvalError::Memory)
     }
+}
+
+/// A value as a tensor: a tensor as it is, a Const's bytes copied (within `budget`). Execution
+/// and ops read values through this one function.
+pub fn tensor_of(v: &Value<'_>, budget: &Budget) -> Result<Arc<Tensor>, EvalError> {
+    if let Value::Mapped(_) = v {
+        budget
+            .check("copy of the Const", v.bytes())
+            .map_err(EvalError::Memory)?;
+    }
+    // Packed weight types (u4, nf4, ...) stay as the Const's bytes: only Convert decodes them.
+    v.to_tensor().ok_or_else(|| EvalError::UnsupportedType {
+        op: "anything but a Convert".into(),
+        ty: v.element_type(),
+    })
 }

@@ -43,7 +43,6 @@ pub struct Convert {
 
 pub const DEF: OpDef = OpDef {
     name: "Convert",
-    aliases: &[],
     version: 1,
     inputs: Arity::exactly(1),
     outputs: Arity::exactly(1),

@@ -29,7 +29,6 @@ pub struct Gather {
 
 pub const DEF_1: OpDef = OpDef {
     name: "Gather",
-    aliases: &[],
     version: 1,
     inputs: Arity::exactly(3),
     outputs: Arity::exactly(1),
@@ -108,12 +107,7 @@ impl Op for Gather {
 
     fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
         let (data, indices, axis) = (cx.input(0), cx.input(1), cx.input(2));
-        for (i, t) in [(1, indices), (2, axis)] {
-            let ty = t.element_type;
-            if ty != crate::ElementType::Dynamic && !TypeSet::INT.contains(ty) {
-                return cx.unsupported_type("Gather", i, ty);
-            }
-        }
+        cx.require(1..3, TypeSet::INT)?;
         let ty = data.element_type;
         if let Some(r) = axis.shape.rank()
             && r > 1
@@ -166,10 +160,9 @@ impl Op for Gather {
 
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
         let data = cx.tensor(0)?;
-        let indices = crate::shape::types::int_values(&*cx.tensor(1)?)
-            .ok_or_else(|| EvalError::Invalid("the indices are not integers".into()))?;
-        let axis = match crate::shape::types::int_values(&*cx.tensor(2)?).as_deref() {
-            Some(&[a]) => a,
+        let indices = cx.ints(1)?;
+        let axis = match cx.ints(2)?.as_slice() {
+            &[a] => a,
             _ => return Err(EvalError::Invalid("the axis is not one integer".into())),
         };
         let ishape = cx.value(1).shape().to_vec();

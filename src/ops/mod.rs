@@ -57,13 +57,8 @@ pub enum EvalError {
     #[error("{0}")]
     Invalid(String),
     /// The output would exceed the memory budget.
-    #[error("the {what} needs {needed} bytes, over the memory budget")]
-    Memory {
-        what: &'static str,
-        needed: u64,
-        in_use: u64,
-        limit: u64,
-    },
+    #[error("{0}")]
+    Memory(crate::memory::OverBudget),
     #[error("internal error: {0}")]
     Internal(&'static str),
 }
@@ -79,17 +74,7 @@ impl EvalError {
             EvalError::DivisionOverflow { index } => ErrorKind::DivisionOverflow {
                 index: format!("{index:?}"),
             },
-            EvalError::Memory {
-                what,
-                needed,
-                in_use,
-                limit,
-            } => ErrorKind::MemoryBudget {
-                what,
-                needed,
-                in_use,
-                limit,
-            },
+            EvalError::Memory(o) => ErrorKind::MemoryBudget(o),
             EvalError::Invalid(reason) => ErrorKind::InvalidInput { reason },
             other => ErrorKind::Eval {
                 message: other.to_string(),
@@ -220,8 +205,6 @@ pub type ParseFn = fn(&Attrs) -> Result<Box<dyn Op>, Vec<AttrError>>;
 pub struct OpDef {
     /// The type name as OpenVINO's opset table spells it (`Subtract`, `Constant`).
     pub name: &'static str,
-    /// Other spellings of the type in IR files (matched case-insensitively like the name).
-    pub aliases: &'static [&'static str],
     /// The op's version: the N of the opset that introduced it (Gather-8 is 8).
     pub version: u32,
     pub inputs: Arity,
@@ -298,13 +281,13 @@ pub enum Resolved {
     },
 }
 
-/// The canonical spelling of a layer type in the opset table: `Const` is `Constant`.
 /// A row of the opset table: (type, version, first opset, last opset).
 type TableRow = (&'static str, u32, u32, u32);
 
 /// The rows of the opset table for one type, and the index of the first (the table is sorted
 /// by name).
 fn table_rows(ty: &str) -> Option<(usize, &'static [TableRow])> {
+    // IR files spell Constant `Const` (the serializer's name for it).
     let ty = if ty.eq_ignore_ascii_case("Const") {
         "Constant"
     } else {
@@ -342,10 +325,7 @@ static IMPLEMENTED: std::sync::LazyLock<Vec<Option<&'static OpDef>>> =
 /// opset name (`opset1` … `opsetN`) or anything else (a custom opset).
 pub fn resolve(ty: &str, version: &str) -> Resolved {
     let Some(opset) = parse_opset(version) else {
-        let numbered = version
-            .strip_prefix("opset")
-            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
-        return if numbered {
+        return if opset_digits(version).is_some() {
             Resolved::NoSuchOpset
         } else {
             Resolved::Custom
@@ -388,10 +368,12 @@ pub fn coverage_table() -> String {
             _ => rows.push((name, version, vec![(first, last)])),
         }
     }
-    let implemented = rows
-        .iter()
-        .filter(|(n, v, _)| REGISTRY.iter().any(|d| d.name == *n && d.version == *v))
-        .count();
+    let implements = |name: &str, version: u32| {
+        REGISTRY
+            .iter()
+            .any(|d| d.name == name && d.version == version)
+    };
+    let implemented = rows.iter().filter(|(n, v, _)| implements(n, *v)).count();
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -410,10 +392,7 @@ pub fn coverage_table() -> String {
                 }
             })
             .collect();
-        let status = if REGISTRY
-            .iter()
-            .any(|d| d.name == name && d.version == version)
-        {
+        let status = if implements(name, version) {
             "**runs**"
         } else {
             "opaque"
@@ -442,12 +421,15 @@ pub fn static_name(ty: &str) -> Option<&'static str> {
 
 /// Parses a layer `version` (`opset1` … `opsetN`) into its number, if it is a standard opset.
 pub fn parse_opset(version: &str) -> Option<u32> {
-    let digits = version.strip_prefix("opset")?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let n: u32 = digits.parse().ok()?;
+    let n: u32 = opset_digits(version)?.parse().ok()?;
     (1..=MAX_OPSET).contains(&n).then_some(n)
+}
+
+/// The number of a version written `opset` and digits, whether or not OpenVINO has it.
+fn opset_digits(version: &str) -> Option<&str> {
+    version
+        .strip_prefix("opset")
+        .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// A problem with one `<data>` attribute.

@@ -24,7 +24,6 @@ pub struct Parameter {
 
 pub const DEF: OpDef = OpDef {
     name: "Parameter",
-    aliases: &[],
     version: 1,
     inputs: Arity::exactly(0),
     outputs: Arity::exactly(1),

@@ -26,7 +26,6 @@
 //! as OpenVINO's `evaluate_lower`/`evaluate_upper` do.
 
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
-use crate::dtype::ElementType;
 use crate::num::{Cast, Num};
 use crate::shape::{Dim, PartialShape, TensorType};
 use crate::tensor::{Element, Tensor, TypeSet};
@@ -88,13 +87,8 @@ impl Op for Reduce {
     fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
         let (data, axes) = (cx.input(0), cx.input(1));
         let ty = data.element_type;
-        if ty != ElementType::Dynamic && !self.types.contains(ty) {
-            return cx.unsupported_type(self.def.name, 0, ty);
-        }
-        let at = axes.element_type;
-        if at != ElementType::Dynamic && !TypeSet::INT.contains(at) {
-            return cx.unsupported_type(self.def.name, 1, at);
-        }
+        cx.require(0..1, self.types)?;
+        cx.require(1..2, TypeSet::INT)?;
         if let Some(r) = axes.shape.rank()
             && r > 1
         {
@@ -122,8 +116,7 @@ impl Op for Reduce {
 
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
         let data = cx.tensor(0)?;
-        let values = crate::shape::types::int_values(&*cx.tensor(1)?)
-            .ok_or_else(|| EvalError::Invalid("the axes are not integers".into()))?;
+        let values = cx.ints(1)?;
         let shape = data.shape().to_vec();
         let axes = axes_of(&values, shape.len()).map_err(EvalError::Invalid)?;
         let out_shape = self.out_dims(&shape, &axes, 1);
@@ -308,7 +301,6 @@ macro_rules! rows {
         $(
             pub const $const: OpDef = OpDef {
                 name: $name,
-                aliases: &[],
                 version: $version,
                 inputs: Arity::exactly(2),
                 outputs: Arity::exactly(1),

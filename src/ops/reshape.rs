@@ -23,7 +23,6 @@ pub struct Reshape {
 
 pub const DEF: OpDef = OpDef {
     name: "Reshape",
-    aliases: &[],
     version: 1,
     inputs: Arity::exactly(2),
     outputs: Arity::exactly(1),
@@ -142,10 +141,7 @@ impl Op for Reshape {
 
     fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
         let (data, target) = (cx.input(0), cx.input(1));
-        let tt = target.element_type;
-        if tt != crate::ElementType::Dynamic && !TypeSet::INT.contains(tt) {
-            return cx.unsupported_type("Reshape", 1, tt);
-        }
+        cx.require(1..2, TypeSet::INT)?;
         let ty = data.element_type;
         if let Some(r) = target.shape.rank()
             && r != 1
@@ -178,16 +174,13 @@ impl Op for Reshape {
 
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
         let data = cx.tensor(0)?;
-        let target = crate::shape::types::int_values(&*cx.tensor(1)?)
-            .ok_or_else(|| EvalError::Invalid("the target shape is not integers".into()))?;
-        let input: Vec<Dim> = data.shape().iter().map(|&d| Dim::fixed(d as u64)).collect();
+        let target = cx.ints(1)?;
+        let input = PartialShape::of_tensor(data.shape());
         let exact: Vec<(i64, i64)> = target.iter().map(|&v| (v, v)).collect();
         let dims =
-            output_dims(Some(&input), &exact, self.special_zero).map_err(EvalError::Invalid)?;
-        let shape: Vec<usize> = dims
-            .iter()
-            .map(|d| d.get_static().and_then(|v| usize::try_from(v).ok()))
-            .collect::<Option<_>>()
+            output_dims(input.dims(), &exact, self.special_zero).map_err(EvalError::Invalid)?;
+        let shape = PartialShape::new(dims)
+            .to_tensor_dims()
             .ok_or(EvalError::Internal(
                 "a reshape of static shapes gave a dynamic one",
             ))?;

@@ -17,7 +17,6 @@ pub struct ResultOp;
 
 pub const DEF: OpDef = OpDef {
     name: "Result",
-    aliases: &[],
     version: 1,
     inputs: Arity::exactly(1),
     outputs: Arity::exactly(0),

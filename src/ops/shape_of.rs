@@ -10,8 +10,6 @@
 //! exactly. Decisions: a dim that does not fit i32 under `output_type="i32"` is an error
 //! (OpenVINO wraps it).
 
-use std::sync::Arc;
-
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
 use crate::dtype::ElementType;
 use crate::shape::types::{Bounds, ints_tensor};
@@ -26,7 +24,6 @@ pub struct ShapeOf {
 
 pub const DEF_1: OpDef = OpDef {
     name: "ShapeOf",
-    aliases: &[],
     version: 1,
     inputs: Arity::exactly(1),
     outputs: Arity::exactly(1),
@@ -82,14 +79,10 @@ impl Op for ShapeOf {
         {
             return cx.invalid(0, format!("the dim {d} does not fit output_type i32"));
         }
-        let bounds = Bounds::of_dims(dims);
-        let mut out = TensorType::new(self.output_type, shape.clone());
-        if bounds.is_exact() {
-            out.set_value(ints_tensor(self.output_type, &shape, &bounds.lo).map(Arc::new));
-        } else {
-            out.bounds = Some(Arc::new(bounds));
-        }
-        Some(vec![out])
+        // Exact bounds (a static shape) are the value itself.
+        Some(vec![
+            Bounds::of_dims(dims).into_type(self.output_type, shape),
+        ])
     }
 
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {

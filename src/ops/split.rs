@@ -21,7 +21,6 @@ pub struct Split {
 
 pub const SPLIT: OpDef = OpDef {
     name: "Split",
-    aliases: &[],
     version: 1,
     inputs: Arity::exactly(2),
     outputs: Arity::at_least(1),
@@ -30,7 +29,6 @@ pub const SPLIT: OpDef = OpDef {
 
 pub const VARIADIC_SPLIT: OpDef = OpDef {
     name: "VariadicSplit",
-    aliases: &[],
     version: 1,
     inputs: Arity::exactly(3),
     outputs: Arity::at_least(1),
@@ -123,13 +121,7 @@ impl Op for Split {
     }
 
     fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
-        let op = self.def().map_or("Split", |d| d.name);
-        for i in 1..cx.inputs().len() {
-            let t = cx.input(i).element_type;
-            if t != crate::ElementType::Dynamic && !TypeSet::INT.contains(t) {
-                return cx.unsupported_type(op, i, t);
-            }
-        }
+        cx.require(1..3, TypeSet::INT)?;
         let data = cx.input(0);
         let ty = data.element_type;
         let outputs = cx.outputs();
@@ -201,11 +193,7 @@ impl Op for Split {
 
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
         let data = cx.tensor(0)?;
-        let ints = |i: usize| -> Result<Vec<i64>, EvalError> {
-            crate::shape::types::int_values(&*cx.tensor(i)?)
-                .ok_or_else(|| EvalError::Invalid(format!("input {i} is not integers")))
-        };
-        let axis = match ints(1)?.as_slice() {
+        let axis = match cx.ints(1)?.as_slice() {
             &[a] => a,
             _ => return Err(EvalError::Invalid("the axis must hold one value".into())),
         };
@@ -213,7 +201,7 @@ impl Op for Split {
         let axis = super::normalize_axis(axis, shape.len())
             .ok_or_else(|| EvalError::Invalid(format!("axis {axis} is out of range")))?;
         let split = if self.num_splits.is_none() {
-            Some(ints(2)?)
+            Some(cx.ints(2)?)
         } else {
             None
         };

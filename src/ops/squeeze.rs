@@ -22,7 +22,6 @@ pub struct Squeeze {
 
 pub const SQUEEZE: OpDef = OpDef {
     name: "Squeeze",
-    aliases: &[],
     version: 1,
     inputs: Arity::range(1, 2),
     outputs: Arity::exactly(1),
@@ -31,7 +30,6 @@ pub const SQUEEZE: OpDef = OpDef {
 
 pub const UNSQUEEZE: OpDef = OpDef {
     name: "Unsqueeze",
-    aliases: &[],
     version: 1,
     inputs: Arity::exactly(2),
     outputs: Arity::exactly(1),
@@ -125,17 +123,12 @@ impl Op for Squeeze {
     fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
         let data = cx.input(0);
         let ty = data.element_type;
-        let op = self.def().map_or("Squeeze", |d| d.name);
-        if cx.has_input(1) {
-            let at = cx.input(1).element_type;
-            if at != crate::ElementType::Dynamic && !TypeSet::INT.contains(at) {
-                return cx.unsupported_type(op, 1, at);
-            }
-            if let Some(r) = cx.input(1).shape.rank()
-                && r > 1
-            {
-                return cx.invalid(1, format!("the axes must be a scalar or 1-D, not rank {r}"));
-            }
+        cx.require(1..2, TypeSet::INT)?;
+        if cx.has_input(1)
+            && let Some(r) = cx.input(1).shape.rank()
+            && r > 1
+        {
+            return cx.invalid(1, format!("the axes must be a scalar or 1-D, not rank {r}"));
         }
         let axes = if cx.has_input(1) {
             match cx.ints(1) {
@@ -158,21 +151,19 @@ impl Op for Squeeze {
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
         let data = cx.tensor(0)?;
         let axes = if cx.len() > 1 {
-            Some(
-                crate::shape::types::int_values(&*cx.tensor(1)?)
-                    .ok_or_else(|| EvalError::Invalid("the axes are not integers".into()))?,
-            )
+            Some(cx.ints(1)?)
         } else {
             None
         };
-        let dims: Vec<Dim> = data.shape().iter().map(|&d| Dim::fixed(d as u64)).collect();
-        let out = output_dims(self.unsqueeze, &dims, axes.as_deref())
-            .map_err(EvalError::Invalid)?
-            .ok_or(EvalError::Internal("a squeeze of a static shape"))?;
-        let shape: Vec<usize> = out
-            .iter()
-            .map(|d| d.get_static().unwrap_or(1) as usize)
-            .collect();
+        let dims = PartialShape::of_tensor(data.shape());
+        let shape = output_dims(
+            self.unsqueeze,
+            dims.dims().unwrap_or_default(),
+            axes.as_deref(),
+        )
+        .map_err(EvalError::Invalid)?
+        .and_then(|out| PartialShape::new(out).to_tensor_dims())
+        .ok_or(EvalError::Internal("a squeeze of a static shape"))?;
         cx.reserve(data.element_type(), data.len())?;
         super::reshape::reshaped(&data, &shape).map(|t| vec![t])
     }

@@ -29,7 +29,6 @@ pub struct StridedSlice {
 
 pub const DEF: OpDef = OpDef {
     name: "StridedSlice",
-    aliases: &[],
     version: 1,
     inputs: Arity::range(3, 4),
     outputs: Arity::exactly(1),
@@ -174,6 +173,13 @@ impl StridedSlice {
     }
 }
 
+/// Index `at` of a dim of `n` (negative counts from the end), if it is in range.
+fn index(at: i64, n: u64) -> Option<i64> {
+    let n = n.min(MAX_DIM) as i64;
+    let k = if at < 0 { at + n } else { at };
+    (0..n).contains(&k).then_some(k)
+}
+
 /// The output dims of `plan` on input dims `dims` (intervals: the sizes the slice can have).
 fn out_dims(plan: &[Axis], dims: &[Dim]) -> Result<Vec<Dim>, String> {
     let mut out = Vec::new();
@@ -181,12 +187,10 @@ fn out_dims(plan: &[Axis], dims: &[Dim]) -> Result<Vec<Dim>, String> {
         match *a {
             Axis::New => out.push(Dim::fixed(1)),
             Axis::Index { axis, at } => {
-                if let Some(n) = dims[axis].get_static() {
-                    let n = n.min(MAX_DIM) as i64;
-                    let k = if at < 0 { at + n } else { at };
-                    if !(0..n).contains(&k) {
-                        return Err(format!("the index {at} is out of range for a dim of {n}"));
-                    }
+                if let Some(n) = dims[axis].get_static()
+                    && index(at, n).is_none()
+                {
+                    return Err(format!("the index {at} is out of range for a dim of {n}"));
                 }
             }
             Axis::Slice {
@@ -218,12 +222,7 @@ impl Op for StridedSlice {
     }
 
     fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
-        for i in 1..cx.inputs().len() {
-            let t = cx.input(i).element_type;
-            if t != crate::ElementType::Dynamic && !TypeSet::INT.contains(t) {
-                return cx.unsupported_type("StridedSlice", i, t);
-            }
-        }
+        cx.require(1..4, TypeSet::INT)?;
         let data = cx.input(0);
         let ty = data.element_type;
         let unknown = || Some(vec![TensorType::new(ty, PartialShape::dynamic_rank())]);
@@ -253,13 +252,9 @@ impl Op for StridedSlice {
 
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
         let data = cx.tensor(0)?;
-        let ints = |i: usize| -> Result<Vec<i64>, EvalError> {
-            crate::shape::types::int_values(&*cx.tensor(i)?)
-                .ok_or_else(|| EvalError::Invalid(format!("input {i} is not integers")))
-        };
-        let (begin, end) = (ints(1)?, ints(2)?);
+        let (begin, end) = (cx.ints(1)?, cx.ints(2)?);
         let stride = if cx.len() > 3 {
-            ints(3)?
+            cx.ints(3)?
         } else {
             vec![1; begin.len()]
         };
@@ -267,25 +262,21 @@ impl Op for StridedSlice {
         let plan = self
             .plan(shape.len(), &begin, &end, &stride)
             .map_err(EvalError::Invalid)?;
-        let dims: Vec<Dim> = shape.iter().map(|&d| Dim::fixed(d as u64)).collect();
-        let out = out_dims(&plan, &dims).map_err(EvalError::Invalid)?;
-        let total = out
-            .iter()
-            .try_fold(1usize, |n, d| n.checked_mul(d.get_static()? as usize))
+        let dims = PartialShape::of_tensor(&shape);
+        let out = out_dims(&plan, dims.dims().unwrap_or_default()).map_err(EvalError::Invalid)?;
+        let total = PartialShape::new(out)
+            .to_tensor_dims()
+            .and_then(|d| d.iter().try_fold(1usize, |n, &x| n.checked_mul(x)))
             .ok_or(EvalError::Internal("a slice of static dims"))?;
         cx.reserve(data.element_type(), total)?;
         let info: Vec<ndarray::SliceInfoElem> = plan
             .iter()
             .map(|a| match *a {
                 Axis::New => ndarray::SliceInfoElem::NewAxis,
-                Axis::Index { axis, at } => {
-                    let n = shape[axis] as i64;
-                    ndarray::SliceInfoElem::Index(if at < 0 {
-                        (at + n) as isize
-                    } else {
-                        at as isize
-                    })
-                }
+                // In range: `out_dims` checked it.
+                Axis::Index { axis, at } => ndarray::SliceInfoElem::Index(
+                    index(at, shape[axis] as u64).unwrap_or(0) as isize,
+                ),
                 Axis::Slice {
                     axis,
                     begin,

@@ -203,6 +203,11 @@ impl PartialShape {
         PartialShape::new(dims.iter().map(|&d| Dim::fixed(d)).collect())
     }
 
+    /// The static shape of a tensor's dims.
+    pub fn of_tensor(dims: &[usize]) -> PartialShape {
+        PartialShape::new(dims.iter().map(|&d| Dim::fixed(d as u64)).collect())
+    }
+
     /// The dims, or `None` for a dynamic rank.
     pub fn dims(&self) -> Option<&[Dim]> {
         self.dims.as_deref()
@@ -215,6 +220,15 @@ impl PartialShape {
     /// The dims of a fully static shape.
     pub fn to_static(&self) -> Option<Vec<u64>> {
         self.dims.as_ref()?.iter().map(|d| d.get_static()).collect()
+    }
+
+    /// The dims of a fully static shape as a tensor's, if each fits `usize`.
+    pub fn to_tensor_dims(&self) -> Option<Vec<usize>> {
+        self.dims
+            .as_ref()?
+            .iter()
+            .map(|d| usize::try_from(d.get_static()?).ok())
+            .collect()
     }
 
     pub fn is_static(&self) -> bool {

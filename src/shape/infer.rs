@@ -17,7 +17,7 @@ use crate::memory::Budget;
 use crate::ops::{EvalCx, InferCx, Role};
 use crate::shape::PartialShape;
 pub use crate::shape::types::TensorType;
-use crate::shape::types::{Bounds, UNBOUNDED, VALUE_LIMIT, int_values};
+use crate::shape::types::{Bounds, UNBOUNDED, VALUE_LIMIT, int_values, saturated_ints_tensor};
 use crate::tensor::{Tensor, TypeSet, Value};
 
 /// Inferred types of every output port (unknown where an error upstream left them so).
@@ -103,6 +103,7 @@ pub fn infer(
             _ => {}
         }
         let mut cx = InferCx {
+            op: node.op.name(),
             inputs: &inputs,
             declared_outputs: &declared,
             outputs: node.outputs.len(),
@@ -150,9 +151,9 @@ pub fn infer(
 /// The number of elements of a static shape, if it is one.
 fn static_len(shape: &PartialShape) -> Option<usize> {
     shape
-        .to_static()?
+        .to_tensor_dims()?
         .iter()
-        .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
 }
 
 /// Values of small outputs computed from known inputs, and bounds through data movement.
@@ -202,11 +203,7 @@ fn fold(
             Ok(outs) if outs.len() == types.len() => {
                 for (t, v) in types.iter_mut().zip(outs) {
                     if v.element_type() == t.element_type {
-                        t.shape = PartialShape::fixed(
-                            &v.shape().iter().map(|&d| d as u64).collect::<Vec<_>>(),
-                        );
-                        t.set_value(Some(Arc::new(v)));
-                        t.bounds = None;
+                        *t = TensorType::of_value(v);
                     }
                 }
             }
@@ -233,7 +230,8 @@ fn fold(
                 Some(v) => Some(Value::Tensor(v.clone())),
                 None => {
                     let b = t.bounds.as_deref()?;
-                    bound_tensor(t, if upper { &b.hi } else { &b.lo })
+                    let values = if upper { &b.hi } else { &b.lo };
+                    saturated_ints_tensor(t.element_type, &t.shape, values)
                         .map(|x| Value::Tensor(Arc::new(x)))
                 }
             })
@@ -255,35 +253,13 @@ fn fold(
             .into_iter()
             .map(|v| if Some(v) == max { UNBOUNDED } else { v })
             .collect();
-        let shape = PartialShape::fixed(&l.shape().iter().map(|&d| d as u64).collect::<Vec<_>>());
-        *t = Bounds { lo, hi }.into_type(t.element_type, shape);
+        *t = Bounds { lo, hi }.into_type(t.element_type, PartialShape::of_tensor(l.shape()));
     }
 }
 
 /// The largest value of an integer type, as an i64 (`None` for u64, whose maximum is larger).
 fn type_max(t: ElementType) -> Option<i64> {
     crate::dispatch!(int: t, T => i64::try_from(crate::num::Int::to_i128(<T as crate::num::Int>::MAX)).ok(), _ => None)
-}
-
-/// A tensor of `t`'s type and shape holding bound values, [`UNBOUNDED`] (and anything beyond
-/// the type) as the type's extremes, as OpenVINO represents bounds.
-fn bound_tensor(t: &TensorType, values: &[i64]) -> Option<Tensor> {
-    fn go<T: crate::num::Int + TryFrom<i64>>(shape: &[usize], values: &[i64]) -> Option<Tensor> {
-        let v: Vec<T> = values
-            .iter()
-            .map(|&x| T::try_from(x).unwrap_or(if x < 0 { T::MIN } else { T::MAX }))
-            .collect();
-        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), v)
-            .ok()
-            .map(T::wrap)
-    }
-    let shape: Vec<usize> = t
-        .shape
-        .to_static()?
-        .iter()
-        .map(|&d| usize::try_from(d).ok())
-        .collect::<Option<_>>()?;
-    crate::dispatch!(int: t.element_type, T => go::<T>(&shape, values), _ => None)
 }
 
 fn show_declared(dims: &[Option<u64>]) -> String {

@@ -62,7 +62,7 @@ impl TensorType {
 
     /// A known value (its type and shape are the tensor's).
     pub fn of_value(t: Tensor) -> TensorType {
-        let shape = PartialShape::fixed(&t.shape().iter().map(|&d| d as u64).collect::<Vec<_>>());
+        let shape = PartialShape::of_tensor(t.shape());
         TensorType {
             element_type: t.element_type(),
             shape,
@@ -102,12 +102,7 @@ impl TensorType {
                 decoded,
             } => decoded
                 .get_or_init(|| {
-                    let shape: Vec<usize> = self
-                        .shape
-                        .to_static()?
-                        .iter()
-                        .map(|&d| usize::try_from(d).ok())
-                        .collect::<Option<_>>()?;
+                    let shape = self.shape.to_tensor_dims()?;
                     let n = shape
                         .iter()
                         .try_fold(1u64, |a, &d| a.checked_mul(d as u64))?;
@@ -247,19 +242,42 @@ impl Bounds {
 /// An integer tensor of `ty` and static `shape` holding `values` (`None` if a value does not
 /// fit the type, or the shape is not static).
 pub fn ints_tensor(ty: ElementType, shape: &PartialShape, values: &[i64]) -> Option<Tensor> {
-    fn go<T: crate::num::Int + TryFrom<i64>>(shape: &[usize], values: &[i64]) -> Option<Tensor> {
+    int_tensor(ty, shape, values, false)
+}
+
+/// [`ints_tensor`], values beyond the type saturated to its extremes (as OpenVINO represents
+/// bounds, [`UNBOUNDED`] as the type's maximum).
+pub fn saturated_ints_tensor(
+    ty: ElementType,
+    shape: &PartialShape,
+    values: &[i64],
+) -> Option<Tensor> {
+    int_tensor(ty, shape, values, true)
+}
+
+fn int_tensor(
+    ty: ElementType,
+    shape: &PartialShape,
+    values: &[i64],
+    saturate: bool,
+) -> Option<Tensor> {
+    fn go<T: crate::num::Int + TryFrom<i64>>(
+        shape: &[usize],
+        values: &[i64],
+        saturate: bool,
+    ) -> Option<Tensor> {
         let v: Vec<T> = values
             .iter()
-            .map(|&x| T::try_from(x).ok())
+            .map(|&x| match T::try_from(x) {
+                Ok(v) => Some(v),
+                Err(_) if saturate => Some(if x < 0 { T::MIN } else { T::MAX }),
+                Err(_) => None,
+            })
             .collect::<Option<_>>()?;
         ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), v)
             .ok()
             .map(T::wrap)
     }
-    let shape: Vec<usize> = shape
-        .to_static()?
-        .iter()
-        .map(|&d| usize::try_from(d).ok())
-        .collect::<Option<_>>()?;
-    crate::dispatch!(int: ty, T => go::<T>(&shape, values), _ => None)
+    let shape = shape.to_tensor_dims()?;
+    crate::dispatch!(int: ty, T => go::<T>(&shape, values, saturate), _ => None)
 }

@@ -18,7 +18,7 @@ pub use arith::ArithOp;
 use std::any::Any;
 use std::fmt;
 
-use super::kernel::{self, ChainFns, Link, Out, RunResult, Src, StepKernel};
+use super::kernel::{self, Out, RunResult, Src, StepKernel};
 use super::{Arity, AttrError, Attrs, ElemError, EvalCx, EvalError, InferCx, Op, OpDef};
 use crate::broadcast::{AutoBroadcast, Plan};
 use crate::dtype::ElementType;
@@ -287,7 +287,6 @@ pub struct Binary<K> {
 impl<K: Arith> Binary<K> {
     pub const DEF: OpDef = OpDef {
         name: K::NAME,
-        aliases: &[],
         version: K::VERSION,
         inputs: Arity::exactly(2),
         outputs: Arity::exactly(1),
@@ -360,14 +359,7 @@ impl<K: Arith> Binary<K> {
             return None;
         }
         let (ba, bb) = (a.int_bounds()?, b.int_bounds()?);
-        let shape_of = |t: &TensorType| -> Option<Vec<usize>> {
-            t.shape
-                .to_static()?
-                .iter()
-                .map(|&d| usize::try_from(d).ok())
-                .collect()
-        };
-        let (sa, sb) = (shape_of(a)?, shape_of(b)?);
+        let (sa, sb) = (a.shape.to_tensor_dims()?, b.shape.to_tensor_dims()?);
         let plan = Plan::new(self.auto_broadcast, &sa, &sb)?;
         if plan.len() > VALUE_LIMIT {
             return None;
@@ -435,16 +427,6 @@ impl<K: Arith> Fusable for Binary<K> {
     fn chain_op(&self) -> Option<ArithOp> {
         Some(self.op.into())
     }
-}
-
-/// The register-held chain functions of `T`, if it has them.
-pub fn chain_fns<T: kernel::Chain>() -> Option<ChainFns<T>> {
-    T::CHAIN
-}
-
-/// A fused step's link in a chain: the op, and which side the running value is on.
-pub fn link(op: ArithOp, other_is_a: bool) -> Link {
-    Link { op, other_is_a }
 }
 
 /// The output element type of an elementwise op on inputs `a` and `b`: they must be equal
