@@ -605,3 +605,47 @@ fn bench_refuses_zero_threads() {
     assert!(out.starts_with("exit code: 2\n"), "{out}");
     assert!(out.contains("--threads must be at least 1"), "{out}");
 }
+
+/// A Const `run` cannot hold as a tensor: the message says which type, never a wrong reason
+/// ("too large") or a warning code.
+#[test]
+fn run_names_const_types_it_does_not_compute() {
+    let dir = temp_dir("const-types");
+    for (ty, precision, shape, want) in [
+        (
+            "string",
+            "STRING",
+            1,
+            "ovir does not compute with string Consts",
+        ),
+        (
+            "u4",
+            "U4",
+            4,
+            "does not compute anything but a Convert on u4",
+        ),
+    ] {
+        let xml = format!(
+            r#"<?xml version="1.0"?>
+<net name="m" version="11">
+	<layers>
+		<layer id="0" name="w" type="Const" version="opset1">
+			<data element_type="{ty}" shape="{shape}" offset="0" size="2" />
+			<output><port id="0" precision="{precision}"><dim>{shape}</dim></port></output>
+		</layer>
+		<layer id="1" name="out" type="Result" version="opset1">
+			<input><port id="0" precision="{precision}"><dim>{shape}</dim></port></input>
+		</layer>
+	</layers>
+	<edges><edge from-layer="0" from-port="0" to-layer="1" to-port="0" /></edges>
+</net>
+"#
+        );
+        let path = dir.join(format!("{ty}.xml"));
+        std::fs::write(&path, xml).unwrap();
+        std::fs::write(dir.join(format!("{ty}.bin")), [0x21, 0x43]).unwrap();
+        let out = ovir(&["run", path.to_str().unwrap()]);
+        assert!(out.starts_with("exit code: 2\n"), "{out}");
+        assert!(out.contains("error[E603]") && out.contains(want), "{out}");
+    }
+}

@@ -500,6 +500,14 @@ fn const_bytes<'g>(
     c: &crate::ops::constant::Const,
 ) -> Result<Mapped<'g>, Error> {
     let fail = |message: String| Error::at(ErrorKind::Eval { message }, g.locate(node, None));
+    // Checked first: a string has no fixed size, which the byte count below would call too large.
+    if c.element_type == crate::ElementType::String || c.element_type == crate::ElementType::Dynamic
+    {
+        return Err(fail(format!(
+            "ovir does not compute with {} Consts",
+            c.element_type
+        )));
+    }
     let shape: Vec<usize> = c
         .shape
         .iter()
@@ -514,13 +522,6 @@ fn const_bytes<'g>(
         None => None,
     }
     .ok_or_else(|| fail("the Const data are not in the weights file".into()))?;
-    if c.element_type == crate::ElementType::String || c.element_type == crate::ElementType::Dynamic
-    {
-        return Err(fail(format!(
-            "ovir does not compute with {} Consts",
-            c.element_type
-        )));
-    }
     Ok(Mapped {
         ty: c.element_type,
         shape,
