@@ -291,6 +291,8 @@ pub enum ErrorKind {
     DivisionByZero { index: String },
     #[error("integer overflow: the minimum value divided by -1 at output element {index}")]
     DivisionOverflow { index: String },
+    #[error("the integer result is undefined: {what} at output element {index}")]
+    UndefinedInteger { what: &'static str, index: String },
     #[error("{message}")]
     Eval { message: String },
     #[error("{0}")]
@@ -472,6 +474,7 @@ impl ErrorKind {
             Eval { .. } => "E603",
             MemoryBudget(_) => "E604",
             CannotRun { .. } => "E605",
+            UndefinedInteger { .. } => "E606",
             UnknownInput { .. } => "E610",
             InputNotGiven { .. } => "E611",
             InputGivenTwice { .. } => "E612",

@@ -252,10 +252,107 @@ pub trait Float:
     + std::ops::Mul<Output = Self>
     + std::ops::Div<Output = Self>
     + std::ops::Neg<Output = Self>
+    + std::ops::Rem<Output = Self>
 {
+    const ZERO: Self;
+    const ONE: Self;
+    const NAN: Self;
+    fn of_f64(v: f64) -> Self;
+    fn as_f64(self) -> f64;
+    fn is_nan(self) -> bool;
+    fn is_infinite(self) -> bool;
+    fn is_sign_negative(self) -> bool;
+    fn abs(self) -> Self;
+    fn copysign(self, sign: Self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    fn trunc(self) -> Self;
+    /// Rounds half away from zero (`round` mode `half_away_from_zero`).
+    fn round_away(self) -> Self;
+    /// Rounds half to even (`round` mode `half_to_even`).
+    fn round_even(self) -> Self;
+    /// Correctly rounded square root (IEEE).
+    fn sqrt(self) -> Self;
+    /// C `pow` from the `libm` crate (the same bits on every machine); f32 computed in f64
+    /// and rounded once (correctly rounded but for double-rounding ties).
+    fn powf(self, e: Self) -> Self;
 }
-impl Float for f32 {}
-impl Float for f64 {}
+
+macro_rules! float_class {
+    ($($t:ident: $pow:path;)*) => {$(
+        impl Float for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const NAN: Self = $t::NAN;
+            #[inline(always)]
+            fn of_f64(v: f64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn as_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                $t::is_nan(self)
+            }
+            #[inline(always)]
+            fn is_infinite(self) -> bool {
+                $t::is_infinite(self)
+            }
+            #[inline(always)]
+            fn is_sign_negative(self) -> bool {
+                $t::is_sign_negative(self)
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                $t::abs(self)
+            }
+            #[inline(always)]
+            fn copysign(self, sign: Self) -> Self {
+                $t::copysign(self, sign)
+            }
+            #[inline(always)]
+            fn floor(self) -> Self {
+                $t::floor(self)
+            }
+            #[inline(always)]
+            fn ceil(self) -> Self {
+                $t::ceil(self)
+            }
+            #[inline(always)]
+            fn trunc(self) -> Self {
+                $t::trunc(self)
+            }
+            #[inline(always)]
+            fn round_away(self) -> Self {
+                $t::round(self)
+            }
+            #[inline(always)]
+            fn round_even(self) -> Self {
+                $t::round_ties_even(self)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                $t::sqrt(self)
+            }
+            #[inline(always)]
+            fn powf(self, e: Self) -> Self {
+                $pow(self, e)
+            }
+        }
+    )*};
+}
+/// f32 `pow` through f64.
+#[inline(always)]
+fn powf_f32(a: f32, e: f32) -> f32 {
+    libm::pow(a as f64, e as f64) as f32
+}
+
+float_class! {
+    f32: powf_f32;
+    f64: libm::pow;
+}
 
 #[cfg(test)]
 mod tests {

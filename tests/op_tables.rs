@@ -440,3 +440,85 @@ fn add_and_multiply_wrap_and_round_once() {
         .unwrap();
     assert!(v::<f64>(&r)[0].is_nan());
 }
+
+#[test]
+fn maximum_and_minimum_propagate_nan_and_order_zeros() {
+    use ovir::ops::binary::arith::{Maximum, Minimum};
+    let max = Binary::new(NUMPY, Maximum);
+    let min = Binary::new(NUMPY, Minimum);
+    let a = t::<f32>(&[5], &[f32::NAN, 1.0, -0.0, 0.0, -3.0]);
+    let b = t::<f32>(&[5], &[1.0, f32::NAN, 0.0, -0.0, f32::NEG_INFINITY]);
+    let hi = v::<f32>(&max.eval_tensors(&a, &b).unwrap());
+    let lo = v::<f32>(&min.eval_tensors(&a, &b).unwrap());
+    assert!(hi[0].is_nan() && hi[1].is_nan() && lo[0].is_nan() && lo[1].is_nan());
+    // max(-0, +0) = +0 and min(-0, +0) = -0, whatever the order.
+    assert!(hi[2].is_sign_positive() && hi[3].is_sign_positive());
+    assert!(lo[2].is_sign_negative() && lo[3].is_sign_negative());
+    assert_eq!((hi[4], lo[4]), (-3.0, f32::NEG_INFINITY));
+    let r = max
+        .eval_tensors(&t::<i8>(&[2], &[-128, 5]), &t::<i8>(&[1], &[-1]))
+        .unwrap();
+    assert_eq!(v::<i8>(&r), [-1, 5]);
+}
+
+#[test]
+fn remainders_floored_and_truncated() {
+    use ovir::ops::binary::arith::{FloorMod, Mod};
+    let fm = Binary::new(NUMPY, FloorMod);
+    let md = Binary::new(NUMPY, Mod);
+    let a = t::<i32>(&[6], &[7, -7, 7, -7, i32::MIN, 0]);
+    let b = t::<i32>(&[6], &[3, 3, -3, -3, -1, -5]);
+    assert_eq!(
+        v::<i32>(&fm.eval_tensors(&a, &b).unwrap()),
+        [1, 2, -2, -1, 0, 0]
+    );
+    assert_eq!(
+        v::<i32>(&md.eval_tensors(&a, &b).unwrap()),
+        [1, -1, 1, -1, 0, 0]
+    );
+    // Integer divisor 0 names the element.
+    let zero = t::<u8>(&[2], &[4, 0]);
+    let e = fm.eval_tensors(&t::<u8>(&[1], &[9]), &zero).unwrap_err();
+    assert!(matches!(e, EvalError::DivisionByZero { index } if index == [1]));
+    let e = md.eval_tensors(&t::<u8>(&[1], &[9]), &zero).unwrap_err();
+    assert!(matches!(e, EvalError::DivisionByZero { index } if index == [1]));
+    // Floats: the divisor's sign (a zero remainder too) and fmod's; divisor 0 gives NaN.
+    let a = t::<f64>(&[4], &[7.5, -7.5, -1.0, 3.0]);
+    let b = t::<f64>(&[4], &[2.0, 2.0, -1.0, 0.0]);
+    let f = v::<f64>(&fm.eval_tensors(&a, &b).unwrap());
+    assert_eq!(&f[..2], [1.5, 0.5]);
+    assert!(f[2] == 0.0 && f[2].is_sign_negative() && f[3].is_nan());
+    let m = v::<f64>(&md.eval_tensors(&a, &b).unwrap());
+    assert_eq!(&m[..2], [1.5, -1.5]);
+    assert!(m[2] == 0.0 && m[2].is_sign_negative() && m[3].is_nan());
+}
+
+#[test]
+fn power_of_integers_wraps_and_refuses_negative_exponents() {
+    use ovir::ops::binary::arith::{Power, SquaredDifference};
+    let pow = Binary::new(NUMPY, Power);
+    let r = pow
+        .eval_tensors(
+            &t::<i32>(&[5], &[2, -3, 0, 7, i32::MIN]),
+            &t::<i32>(&[5], &[31, 3, 0, 12, 2]),
+        )
+        .unwrap();
+    assert_eq!(v::<i32>(&r), [i32::MIN, -27, 1, 7i32.wrapping_pow(12), 0]);
+    let e = pow
+        .eval_tensors(&t::<i64>(&[3], &[2, 2, 2]), &t::<i64>(&[3], &[1, 0, -1]))
+        .unwrap_err();
+    assert!(matches!(e, EvalError::Undefined { index, .. } if index == [2]));
+    // Floats follow C pow: pow(x, 0) = 1 and pow(1, NaN) = 1.
+    let r = pow
+        .eval_tensors(
+            &t::<f32>(&[3], &[f32::NAN, 1.0, 2.0]),
+            &t::<f32>(&[3], &[0.0, f32::NAN, 0.5]),
+        )
+        .unwrap();
+    assert_eq!(v::<f32>(&r), [1.0, 1.0, std::f32::consts::SQRT_2]);
+    let sq = Binary::new(NUMPY, SquaredDifference);
+    let r = sq
+        .eval_tensors(&t::<u8>(&[2], &[1, 20]), &t::<u8>(&[2], &[3, 4]))
+        .unwrap();
+    assert_eq!(v::<u8>(&r), [4, 0]);
+}

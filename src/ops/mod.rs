@@ -53,6 +53,12 @@ pub enum EvalError {
     DivisionByZero { index: Vec<usize> },
     #[error("integer overflow: the minimum value divided by -1 at output element {index:?}")]
     DivisionOverflow { index: Vec<usize> },
+    /// An integer case the op leaves undefined (a negative exponent in Power…).
+    #[error("the integer result is undefined: {what} at output element {index:?}")]
+    Undefined {
+        what: &'static str,
+        index: Vec<usize>,
+    },
     /// An input that is invalid for this op (an index out of range, a shape that does not fit).
     #[error("{0}")]
     Invalid(String),
@@ -74,6 +80,10 @@ impl EvalError {
             EvalError::DivisionOverflow { index } => ErrorKind::DivisionOverflow {
                 index: format!("{index:?}"),
             },
+            EvalError::Undefined { what, index } => ErrorKind::UndefinedInteger {
+                what,
+                index: format!("{index:?}"),
+            },
             EvalError::Memory(o) => ErrorKind::MemoryBudget(o),
             EvalError::Invalid(reason) => ErrorKind::InvalidInput { reason },
             other => ErrorKind::Eval {
@@ -88,6 +98,8 @@ impl EvalError {
 pub enum ElemError {
     DivisionByZero,
     Overflow,
+    /// An integer case the op leaves undefined, and what it is ("a negative exponent").
+    Undefined(&'static str),
 }
 
 /// What a layer is to the graph: a model input, a constant, a model output, a computation, or

@@ -105,6 +105,111 @@ def spec_mul(a, b, t):
         return (a * b).astype(NP[t])
 
 
+def float_in_type(fn, a, b, t):
+    """A float rule on f32/f64 in the type; f16 and bf16 through f32, rounded once."""
+    with np.errstate(all="ignore"):
+        if t in ("f16", "bf16"):
+            return to_type(fn(a.astype(np.float32), b.astype(np.float32)), t)
+        return np.asarray(fn(a, b)).astype(NP[t])
+
+
+def spec_max(a, b, t):
+    # numpy's maximum propagates NaN; max(-0, +0) is +0 in either order.
+    def f(x, y):
+        m = np.maximum(x, y)
+        x, y, m = np.broadcast_arrays(x, y, m)
+        zeros = (x == 0) & (y == 0)
+        return np.where(zeros, np.where(np.signbit(x) & np.signbit(y), x, np.abs(x)), m)
+    return float_in_type(f, a, b, t) if t in FLOATS else np.maximum(a, b).astype(NP[t])
+
+
+def spec_min(a, b, t):
+    def f(x, y):
+        m = np.minimum(x, y)
+        x, y, m = np.broadcast_arrays(x, y, m)
+        zeros = (x == 0) & (y == 0)
+        neg = np.where(np.signbit(x), x, y)
+        return np.where(zeros, neg, m)
+    return float_in_type(f, a, b, t) if t in FLOATS else np.minimum(a, b).astype(NP[t])
+
+
+def spec_sqdiff(a, b, t):
+    if t in FLOATS:
+        return float_in_type(lambda x, y: (x - y) * (x - y), a, b, t)
+    with np.errstate(all="ignore"):
+        d = (a - b).astype(NP[t])
+        return (d * d).astype(NP[t])
+
+
+def int_checked(a, b, t):
+    a, b = np.broadcast_arrays(a, b)
+    if (b.reshape(-1) == 0).any():
+        raise SpecError("E601")
+    return a, b
+
+
+def spec_floormod(a, b, t):
+    if t in FLOATS:
+        def f(x, y):
+            r = np.fmod(x, y)
+            r = np.where((r != 0) & (np.signbit(r) != np.signbit(y)) & ~np.isnan(r), r + y, r)
+            return np.where(r == 0, np.copysign(np.zeros_like(r), y), r)
+        return float_in_type(f, a, b, t)
+    a, b = int_checked(a, b, t)
+    # Python ints: exact floored remainder (MIN mod -1 is 0).
+    out = [int(x) % int(y) for x, y in zip(a.reshape(-1), b.reshape(-1))]
+    return np.array(out, dtype=NP[t]).reshape(a.shape)
+
+
+def spec_mod(a, b, t):
+    if t in FLOATS:
+        return float_in_type(np.fmod, a, b, t)
+    a, b = int_checked(a, b, t)
+    # The truncated remainder has the dividend's sign (MIN mod -1 is 0).
+    out = [(abs(int(x)) % abs(int(y))) * (-1 if int(x) < 0 else 1) for x, y in zip(a.reshape(-1), b.reshape(-1))]
+    return np.array(out, dtype=NP[t]).reshape(a.shape)
+
+
+def spec_pow(a, b, t):
+    if t in FLOATS:
+        # C pow, correctly rounded: computed in float64 and rounded to the type (f16 and bf16
+        # computed in f32 first).
+        def f(x, y):
+            return np.power(x.astype(np.float64), y.astype(np.float64)).astype(x.dtype)
+        return float_in_type(f, a, b, t)
+    a, b = np.broadcast_arrays(a, b)
+    if (b.reshape(-1) < 0).any():
+        raise SpecError("E606")
+    bits = np.iinfo(NP[t]).bits
+    out = []
+    for x, y in zip(a.reshape(-1), b.reshape(-1)):
+        v = pow(int(x), int(y), 1 << bits)
+        out.append(v)
+    return np.array(out, dtype=np.uint64).astype(NP[t]).reshape(a.shape)
+
+
+# Types on which OpenVINO's reference agrees with the spec on edge values (measured: elsewhere
+# it does not fold the op, or computes integer Power and i64 FloorMod through double, or gives
+# FloorMod a +0 where numpy's remainder gives the divisor's sign).
+REF_BINARY = {
+    "Maximum": {"f16", "f32", "i32", "i64", "u32", "u64"},
+    "Minimum": {"f16", "f32", "i32", "i64", "u8", "u16", "u32", "u64"},
+    "SquaredDifference": {"f32"},
+    "FloorMod": {"i8", "i32", "u8", "u32", "u64"},
+    "Mod": {"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"},
+    "Power": {"f16", "f32"},
+}
+
+BINARY_SPECS = {
+    "Maximum": spec_max,
+    "Minimum": spec_min,
+    "SquaredDifference": spec_sqdiff,
+    "FloorMod": spec_floormod,
+    "Mod": spec_mod,
+    "Power": spec_pow,
+}
+
+
 def spec_div(a, b, t, pythondiv):
     with np.errstate(all="ignore"):
         if t in FLOATS:
@@ -241,12 +346,19 @@ class Graph:
         a_out, t, a = self.pick()
         mode = str(self.rng.choice(["numpy", "numpy", "none", "pdpd"]))
         b_shape = broadcast_partner(self.rng, list(a.shape), mode)
-        divisor = kind == "div" and t not in FLOATS
+        divisor = kind in ("div", "FloorMod", "Mod") and t not in FLOATS
         # bf16 operands are Parameters: building bf16 Constants from Python corrupted
         # OpenVINO's heap in this harness.
         # Zero-size Constants are Parameters too (OpenVINO's Python Constant from an empty
         # array corrupted its heap here).
         b = random_values(self.rng, t, b_shape, divisor)
+        if kind == "Power" and t not in FLOATS:
+            # Exponents 0..9, and now and then a negative one somewhere (then ovir must say E606).
+            b = (b.astype(np.int64) % 10).astype(NP[t])
+            if t.startswith("i") and b.size and self.rng.random() < 0.05:
+                b.reshape(-1)[-1] = -1
+        if kind in ("FloorMod", "Mod") and t.startswith("i"):
+            b[b == -1] = -2  # MIN mod -1 kills OpenVINO's reference (SIGFPE); op_tables.rs has it
         if divisor and t.startswith("i") and b.size and self.rng.random() < 0.05:
             b.reshape(-1)[0] = -1  # with a wrapped-around minimum somewhere, this is E602
         if self.rng.random() < 0.5 and t != "bf16" and 0 not in b_shape:
@@ -263,6 +375,16 @@ class Graph:
             node = FACTORY.create(op, [a_out, b_out], {"auto_broadcast": mode})
             value = fn(a, b_np, t)
             self.uses_ref &= t in ref
+        elif kind in BINARY_SPECS:
+            node = FACTORY.create(kind, [a_out, b_out], {"auto_broadcast": mode})
+            # Maximum, Minimum and FloorMod differ from the reference on NaN and zero signs.
+            self.uses_ref &= t in REF_BINARY[kind] and kind not in ("Maximum", "Minimum", "FloorMod")
+            try:
+                value = BINARY_SPECS[kind](a, b_np, t)
+            except SpecError:
+                self.description.append(f"{kind} {t} {list(a.shape)} {list(b.shape)} {mode} (fails)")
+                self.values.append((node.output(0), t, None))
+                raise
         else:
             py = bool(self.rng.random() < 0.6)
             node = FACTORY.create("Divide", [a_out, b_out], {"auto_broadcast": mode, "m_pythondiv": py})
@@ -305,8 +427,10 @@ def build(rng):
                 g.add_binary("div")
             elif r < 0.65:
                 g.add_binary("add")
-            elif r < 0.8:
+            elif r < 0.75:
                 g.add_binary("mul")
+            elif r < 0.85:
+                g.add_binary(str(rng.choice(list(BINARY_SPECS))))
             else:
                 g.add_convert()
     except SpecError as e:

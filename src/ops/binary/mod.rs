@@ -98,7 +98,7 @@ macro_rules! arith_table {
 
                 #[inline(always)]
                 fn int<T: Int>(self, $a: T, $b: T) -> Result<T, ElemError> {
-                    Ok($int)
+                    $int
                 }
 
                 #[inline(always)]
@@ -107,7 +107,7 @@ macro_rules! arith_table {
                 }
 
                 fn corner(self, $ba: i128, $bb: i128) -> Option<i128> {
-                    Some($bounds)
+                    $bounds
                 }
             }
 

@@ -99,6 +99,7 @@ impl Failure {
         match self.error {
             ElemError::DivisionByZero => EvalError::DivisionByZero { index },
             ElemError::Overflow => EvalError::DivisionOverflow { index },
+            ElemError::Undefined(what) => EvalError::Undefined { what, index },
         }
     }
 }
