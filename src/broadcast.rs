@@ -618,6 +618,86 @@ impl Serialize for AutoBroadcast {
     }
 }
 
+/// Element strides of an input of shape `shape`, right-aligned (numpy) into an output of shape
+/// `out`, 0 along the axes it is repeated on. `None` when it does not broadcast to `out`.
+pub fn strides_into(shape: &[usize], out: &[usize]) -> Option<Vec<usize>> {
+    if shape.len() > out.len() {
+        return None;
+    }
+    let pad = out.len() - shape.len();
+    let mut strides = vec![0; out.len()];
+    let mut step = 1usize;
+    for (k, &d) in shape.iter().enumerate().rev() {
+        let o = out[pad + k];
+        if d == o && d != 1 {
+            strides[pad + k] = step;
+        } else if d != 1 {
+            return None;
+        }
+        step = step.checked_mul(d)?;
+    }
+    Some(strides)
+}
+
+/// The numpy broadcast of several static shapes, or `None`.
+pub fn numpy_shapes(shapes: &[&[usize]]) -> Option<Vec<usize>> {
+    let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut out = vec![1usize; rank];
+    for s in shapes {
+        let pad = rank - s.len();
+        for (k, &d) in s.iter().enumerate() {
+            let o = &mut out[pad + k];
+            if *o == 1 {
+                *o = d;
+            } else if d != 1 && d != *o {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Walks an output of shape `out` in row-major order, one run along the last axis at a time:
+/// `f(output offset, run length, each input's offset, each input's step along the run)`, for
+/// inputs laid out by `strides` ([`strides_into`]).
+pub fn walk<const N: usize>(
+    out: &[usize],
+    strides: [&[usize]; N],
+    mut f: impl FnMut(usize, usize, [usize; N], [usize; N]),
+) {
+    let total: usize = out.iter().product();
+    if total == 0 {
+        return;
+    }
+    let Some((&len, outer)) = out.split_last() else {
+        f(0, 1, [0; N], [0; N]);
+        return;
+    };
+    let last = outer.len();
+    let steps: [usize; N] = std::array::from_fn(|i| strides[i][last]);
+    let mut index = vec![0usize; outer.len()];
+    let mut offs = [0usize; N];
+    let mut at = 0;
+    while at < total {
+        f(at, len, offs, steps);
+        at += len;
+        // Advance the outer index like an odometer, updating each input's offset.
+        for k in (0..outer.len()).rev() {
+            index[k] += 1;
+            for (i, o) in offs.iter_mut().enumerate() {
+                *o += strides[i][k];
+            }
+            if index[k] < outer[k] {
+                break;
+            }
+            for (i, o) in offs.iter_mut().enumerate() {
+                *o -= strides[i][k] * outer[k];
+            }
+            index[k] = 0;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

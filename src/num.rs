@@ -273,6 +273,26 @@ pub trait Float:
     fn round_even(self) -> Self;
     /// Correctly rounded square root (IEEE).
     fn sqrt(self) -> Self;
+    /// Elementary functions from the `libm` crate (a port of musl's: the same bits on every
+    /// machine, f64 within 1 ulp); f32 computed in f64 and rounded once.
+    fn exp(self) -> Self;
+    fn exp_m1(self) -> Self;
+    fn ln(self) -> Self;
+    fn ln_1p(self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tan(self) -> Self;
+    fn asin(self) -> Self;
+    fn acos(self) -> Self;
+    fn atan(self) -> Self;
+    fn sinh(self) -> Self;
+    fn cosh(self) -> Self;
+    fn tanh(self) -> Self;
+    fn asinh(self) -> Self;
+    fn acosh(self) -> Self;
+    fn atanh(self) -> Self;
+    fn erf(self) -> Self;
+    fn erfc(self) -> Self;
     /// C `pow` from the `libm` crate (the same bits on every machine); f32 computed in f64
     /// and rounded once (correctly rounded but for double-rounding ties).
     fn powf(self, e: Self) -> Self;
@@ -340,6 +360,25 @@ macro_rules! float_class {
             fn powf(self, e: Self) -> Self {
                 $pow(self, e)
             }
+            elementary!($t: exp exp exp_m1 expm1 ln log ln_1p log1p sin sin cos cos tan tan
+                asin asin acos acos atan atan sinh sinh cosh cosh tanh tanh asinh asinh
+                acosh acosh atanh atanh erf erf erfc erfc);
+        }
+    )*};
+}
+
+/// The elementary functions of [`Float`]: f64 by the `libm` function, f32 through it.
+macro_rules! elementary {
+    (f64: $($name:ident $libm:ident)*) => {$(
+        #[inline(always)]
+        fn $name(self) -> Self {
+            libm::$libm(self)
+        }
+    )*};
+    (f32: $($name:ident $libm:ident)*) => {$(
+        #[inline(always)]
+        fn $name(self) -> Self {
+            libm::$libm(self as f64) as f32
         }
     )*};
 }

@@ -522,3 +522,166 @@ fn power_of_integers_wraps_and_refuses_negative_exponents() {
         .unwrap();
     assert_eq!(v::<u8>(&r), [4, 0]);
 }
+
+fn unary<K: ovir::ops::unary::Unary>(k: K, x: &Tensor) -> Result<Tensor, EvalError> {
+    ovir::ops::unary::UnaryOp::new(k).eval_tensor(x)
+}
+
+#[test]
+fn exact_unary_ops_on_integers_and_floats() {
+    use ovir::ops::unary::table::*;
+    let i = t::<i8>(&[5], &[-128, -3, 0, 5, 127]);
+    assert_eq!(v::<i8>(&unary(Abs, &i).unwrap()), [-128, 3, 0, 5, 127]);
+    assert_eq!(
+        v::<i8>(&unary(Negative, &i).unwrap()),
+        [-128, 3, 0, -5, -127]
+    );
+    assert_eq!(v::<i8>(&unary(Sign, &i).unwrap()), [-1, -1, 0, 1, 1]);
+    assert_eq!(v::<i8>(&unary(Relu, &i).unwrap()), [0, 0, 0, 5, 127]);
+    assert_eq!(v::<i8>(&unary(Floor, &i).unwrap()), v::<i8>(&i));
+    let u = t::<u8>(&[2], &[0, 3]);
+    assert_eq!(v::<u8>(&unary(Negative, &u).unwrap()), [0, 253]);
+    // Sqrt of integers: rounded half up; of a negative one: an error naming the element.
+    let s = t::<i32>(&[6], &[0, 2, 3, 6, 12, i32::MAX]);
+    assert_eq!(v::<i32>(&unary(Sqrt, &s).unwrap()), [0, 1, 2, 2, 3, 46341]);
+    let e = unary(Sqrt, &t::<i64>(&[3], &[4, 9, -1])).unwrap_err();
+    assert!(matches!(e, EvalError::Undefined { index, .. } if index == [2]));
+    // Floats: NaN stays NaN, signed zeros kept by Sign, Relu(-0) = +0.
+    let f = t::<f32>(&[4], &[f32::NAN, -0.0, -2.5, 2.5]);
+    let sg = v::<f32>(&unary(Sign, &f).unwrap());
+    assert!(sg[0].is_nan() && sg[1] == 0.0 && sg[1].is_sign_negative());
+    assert_eq!(&sg[2..], [-1.0, 1.0]);
+    let r = v::<f32>(&unary(Relu, &f).unwrap());
+    assert!(r[0].is_nan() && r[1] == 0.0 && r[1].is_sign_positive());
+    let even = v::<f32>(&unary(Round { half_to_even: true }, &f).unwrap());
+    let away = v::<f32>(
+        &unary(
+            Round {
+                half_to_even: false,
+            },
+            &f,
+        )
+        .unwrap(),
+    );
+    assert_eq!(&even[2..], [-2.0, 2.0]);
+    assert_eq!(&away[2..], [-3.0, 3.0]);
+    // Clamp on integers: ⌈min⌉ and ⌊max⌋.
+    let c = Clamp {
+        min: -1.5,
+        max: 2.5,
+    };
+    let r = unary(c, &t::<i32>(&[4], &[-5, -1, 2, 9])).unwrap();
+    assert_eq!(v::<i32>(&r), [-1, -1, 2, 2]);
+    // A float-only op refuses integers.
+    assert!(unary(Exp, &i).is_err());
+}
+
+#[test]
+fn transcendental_ops_round_the_exact_value_once() {
+    use ovir::ops::unary::table::*;
+    let xs = [-20.0f32, -5.0, -1e-6, 0.0, 1e-6, 0.5, 3.0, 30.0];
+    let x = t::<f32>(&[xs.len()], &xs);
+    let check = |name: &str, got: Tensor, want: &dyn Fn(f64) -> f64| {
+        for (g, &x) in v::<f32>(&got).iter().zip(&xs) {
+            let w = want(x as f64) as f32;
+            assert!(
+                g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                "{name}({x}) = {g}, want {w}"
+            );
+        }
+    };
+    check("exp", unary(Exp, &x).unwrap(), &f64::exp);
+    check("tanh", unary(Tanh, &x).unwrap(), &f64::tanh);
+    check("sigmoid", unary(Sigmoid, &x).unwrap(), &|x| {
+        1.0 / (1.0 + (-x).exp())
+    });
+    // erf(1e-6) = 1.1284e-6 (OpenVINO's CPU plugin gives 1.192e-6).
+    let e = v::<f32>(&unary(Erf, &x).unwrap());
+    assert_eq!(e[2], -1.128_379_2e-6);
+    // Gelu(−5) = −1.4333e-6 (the plugin gives −1.19e-6).
+    let g = v::<f32>(&unary(Gelu, &x).unwrap());
+    assert!((g[1] - -1.433_3e-6).abs() < 1e-10, "{}", g[1]);
+    let sp = v::<f32>(&unary(SoftPlus, &x).unwrap());
+    assert_eq!(sp[7], 30.0);
+    assert_eq!(sp[0], 2.061_153_6e-9);
+    // f16: computed in f32, rounded once.
+    let h = t::<f16>(&[1], &[f16::from_f32(1.0)]);
+    assert_eq!(
+        v::<f16>(&unary(Exp, &h).unwrap()),
+        [f16::from_f32(std::f32::consts::E)]
+    );
+}
+
+#[test]
+fn comparisons_are_ieee_and_give_booleans() {
+    use ovir::ops::logic;
+    let pw = |def: &'static ovir::ops::OpDef| move |a: &Tensor, b: &Tensor| op2(def, a, b);
+    let a = t::<f32>(&[4], &[f32::NAN, -0.0, 1.0, 2.0]);
+    let b = t::<f32>(&[4], &[f32::NAN, 0.0, 2.0, 1.0]);
+    let eq = pw(&logic::EQUAL)(&a, &b).unwrap();
+    assert_eq!(eq.element_type(), ElementType::Boolean);
+    assert_eq!(v::<bool>(&eq), [false, true, false, false]);
+    let ne = pw(&logic::NOT_EQUAL)(&a, &b).unwrap();
+    assert_eq!(v::<bool>(&ne), [true, false, true, true]);
+    let lt = pw(&logic::LESS)(&a, &b).unwrap();
+    assert_eq!(v::<bool>(&lt), [false, false, true, false]);
+    let ge = pw(&logic::GREATER_EQUAL)(&a, &b).unwrap();
+    assert_eq!(v::<bool>(&ge), [false, true, false, true]);
+    // f16 too: NaN unordered, zeros equal.
+    let h = |x: &[f32]| {
+        t::<f16>(
+            &[x.len()],
+            &x.iter().map(|&v| f16::from_f32(v)).collect::<Vec<_>>(),
+        )
+    };
+    let eq = pw(&logic::EQUAL)(&h(&[f32::NAN, -0.0]), &h(&[f32::NAN, 0.0])).unwrap();
+    assert_eq!(v::<bool>(&eq), [false, true]);
+    // Booleans: false < true; logical ops.
+    let p = t::<bool>(&[4], &[false, false, true, true]);
+    let q = t::<bool>(&[4], &[false, true, false, true]);
+    assert_eq!(
+        v::<bool>(&pw(&logic::LESS)(&p, &q).unwrap()),
+        [false, true, false, false]
+    );
+    assert_eq!(
+        v::<bool>(&pw(&logic::LOGICAL_XOR)(&p, &q).unwrap()),
+        [false, true, true, false]
+    );
+    assert!(pw(&logic::LOGICAL_AND)(&a, &b).is_err());
+    // Shifts: out-of-width amounts shift every bit out; a negative amount is an error.
+    let x = t::<i8>(&[4], &[-128, -1, 5, 64]);
+    let s = t::<i8>(&[4], &[1, 9, 2, 1]);
+    assert_eq!(
+        v::<i8>(&pw(&logic::BITWISE_LEFT_SHIFT)(&x, &s).unwrap()),
+        [0, 0, 20, -128]
+    );
+    assert_eq!(
+        v::<i8>(&pw(&logic::BITWISE_RIGHT_SHIFT)(&x, &s).unwrap()),
+        [-64, -1, 1, 32]
+    );
+    let e = pw(&logic::BITWISE_LEFT_SHIFT)(&x, &t::<i8>(&[1], &[-1])).unwrap_err();
+    assert!(matches!(e, EvalError::Undefined { index, .. } if index == [0]));
+    let m = t::<u8>(&[2], &[0b1100, 0xff]);
+    let n = t::<u8>(&[1], &[0b1010]);
+    assert_eq!(
+        v::<u8>(&pw(&logic::BITWISE_XOR)(&m, &n).unwrap()),
+        [0b0110, 0xf5]
+    );
+}
+
+/// Runs a registered op with no attributes on tensors, as execution does.
+fn op2(def: &ovir::ops::OpDef, a: &Tensor, b: &Tensor) -> Result<Tensor, EvalError> {
+    let op = (def.parse)(&ovir::ops::Attrs::new(None)).unwrap();
+    let inputs = [
+        ovir::tensor::Value::Tensor(std::sync::Arc::new(a.clone())),
+        ovir::tensor::Value::Tensor(std::sync::Arc::new(b.clone())),
+    ];
+    let cx = ovir::ops::EvalCx::new(
+        &inputs,
+        ovir::memory::Budget {
+            limit: 1 << 30,
+            in_use: 0,
+        },
+    );
+    op.eval(&cx).map(|mut v| v.remove(0))
+}

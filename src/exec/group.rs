@@ -38,12 +38,12 @@ pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
     // settled before its producers look it up.
     for &i in g.order.iter().rev() {
         let node = &g.nodes[i];
-        if dead[i] || node.op.fusable().is_none() || node.outputs.len() != 1 {
+        if dead[i] || !fusable_node(node) {
             continue;
         }
         let mut live = node.outputs[0].consumers.iter().filter(|(c, _)| !dead[*c]);
         if let (Some(&(c, _)), None) = (live.next(), live.next())
-            && g.nodes[c].op.fusable().is_some()
+            && fusable_node(&g.nodes[c])
             && size[root[c]] < MAX_GROUP
         {
             root[i] = root[c];
@@ -51,6 +51,15 @@ pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
         }
     }
     root
+}
+
+/// Whether a layer can be a member of a fused group: a fusable op with one output and
+/// exactly the inputs it combines.
+fn fusable_node(node: &crate::graph::Node) -> bool {
+    node.op
+        .fusable()
+        .is_some_and(|f| f.data_inputs() == node.inputs.len())
+        && node.outputs.len() == 1
 }
 
 /// The members of each group with more than one, in execution order, keyed by root.
@@ -101,6 +110,9 @@ pub(super) fn run(
                     }
                 }),
             };
+        }
+        if f.data_inputs() == 1 {
+            ops[1] = ops[0];
         }
         operands.push(ops);
         kinds.push((spec, kind));

@@ -15,6 +15,7 @@ pub mod context;
 pub mod convert;
 pub mod gather;
 pub mod kernel;
+pub mod logic;
 pub mod opaque;
 pub mod opset_table;
 pub mod packed;
@@ -26,6 +27,7 @@ pub mod shape_of;
 pub mod split;
 pub mod squeeze;
 pub mod strided_slice;
+pub mod unary;
 
 use std::fmt;
 
@@ -248,8 +250,16 @@ impl OpDef {
 
 /// The one registration point: every op version ovir implements — the ops of their own files,
 /// then each family's table.
-pub static REGISTRY: std::sync::LazyLock<Vec<&'static OpDef>> =
-    std::sync::LazyLock::new(|| [OWN, binary::arith::FAMILY, reduce::FAMILY].concat());
+pub static REGISTRY: std::sync::LazyLock<Vec<&'static OpDef>> = std::sync::LazyLock::new(|| {
+    [
+        OWN,
+        binary::arith::FAMILY,
+        unary::table::FAMILY,
+        logic::FAMILY,
+        reduce::FAMILY,
+    ]
+    .concat()
+});
 
 /// The ops that have a file of their own.
 const OWN: &[&OpDef] = &[

@@ -267,6 +267,13 @@ pub trait Fusable: Send + Sync {
     /// The op as a step of a register-held chain of floats (every member of the family can
     /// be one).
     fn chain_op(&self) -> Option<ArithOp>;
+
+    /// How many inputs the op combines: 2 (binary), or 1 (unary: its step's two operands are
+    /// the same value). A layer with other inputs besides (a unary op's parameters) is not
+    /// fused.
+    fn data_inputs(&self) -> usize {
+        2
+    }
 }
 
 /// A fusable op's kernel for `T`.

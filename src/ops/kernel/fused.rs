@@ -518,6 +518,26 @@ struct Tile<'a, T> {
     len: usize,
 }
 
+/// Computes a unary step's kernel on every element of `x` (a step whose operands are both `x`).
+pub fn unary<T: Element>(x: &Tensor, kernel: &dyn StepKernel<T>) -> Result<Tensor, EvalError> {
+    let Some(data) = contiguous::<T>(x) else {
+        return Err(EvalError::Types(x.element_type(), T::TYPE));
+    };
+    let shape = x.shape().to_vec();
+    let plan = Plan::new(AutoBroadcast::Numpy, &shape, &shape).ok_or(EvalError::Internal(
+        "a shape does not broadcast with itself",
+    ))?;
+    let step = Step {
+        plan,
+        x: Operand::Leaf(0),
+        y: Operand::Leaf(0),
+    };
+    let out = fused(&[step], &[&data], None, &[kernel], None).map_err(|f| f.to_eval(&shape))?;
+    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), out)
+        .map(T::wrap)
+        .map_err(|_| EvalError::Internal("output size"))
+}
+
 /// Computes `a op b` under `spec` with one step's kernel.
 pub fn binary<T: Element>(
     spec: AutoBroadcast,

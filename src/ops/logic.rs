@@ -1,0 +1,477 @@
+//! Comparisons, logical and bitwise ops (LogicalXor is version 2 in OpenVINO's table, its opset1
+//! layer type too): Equal, NotEqual, Less, LessEqual, Greater,
+//! GreaterEqual (→ `boolean`), LogicalAnd, LogicalOr, LogicalXor (`boolean`), BitwiseAnd,
+//! BitwiseOr, BitwiseXor (integers and `boolean`), BitwiseLeftShift, BitwiseRightShift
+//! (integers); and the one-input LogicalNot, BitwiseNot, IsNaN, IsInf, IsFinite.
+//!
+//! The two-input ops are rows of one table ([`Pairwise`]): both inputs of one element type,
+//! `auto_broadcast` none/numpy/pdpd as the arithmetic family (the same broadcast module), and
+//! either a test (output `boolean`) or a bitwise rule (output the input type).
+//!
+//! Decisions:
+//! * Comparisons are IEEE on floats: NaN is unordered (every comparison false, NotEqual true),
+//!   −0 equals +0; on `boolean`, false < true.
+//! * Shifts: the shift amount is the second input, of the same integer type. An amount of at
+//!   least the bit width shifts every bit out (left: 0; right: 0, or −1 for a negative signed
+//!   value, which fills with its sign bit); a negative amount is an error (E606): C++ leaves
+//!   both undefined.
+//! * IsInf: `detect_positive` and `detect_negative` (default true) choose which infinities
+//!   count.
+
+use std::fmt;
+
+use super::binary::infer_shape;
+use super::{Arity, AttrError, Attrs, ElemError, EvalCx, EvalError, InferCx, Op, OpDef};
+use crate::broadcast::{AutoBroadcast, Plan};
+use crate::dtype::ElementType;
+use crate::error::ErrorKind;
+use crate::num::Int;
+use crate::shape::TensorType;
+use crate::tensor::{Element, Tensor, TypeSet};
+
+/// The bitwise rules, on integers and `boolean`.
+pub trait Bits: Element + Copy {
+    fn and(self, b: Self) -> Self;
+    fn or(self, b: Self) -> Self;
+    fn xor(self, b: Self) -> Self;
+    fn not(self) -> Self;
+    /// `self << b` / `self >> b` for an integer amount `b` (`boolean` never shifts).
+    fn shl(self, b: Self) -> Result<Self, ElemError>;
+    fn shr(self, b: Self) -> Result<Self, ElemError>;
+}
+
+macro_rules! int_bits {
+    ($($t:ty)*) => {$(
+        impl Bits for $t {
+            #[inline(always)]
+            fn and(self, b: Self) -> Self { self & b }
+            #[inline(always)]
+            fn or(self, b: Self) -> Self { self | b }
+            #[inline(always)]
+            fn xor(self, b: Self) -> Self { self ^ b }
+            #[inline(always)]
+            fn not(self) -> Self { !self }
+            #[inline(always)]
+            fn shl(self, b: Self) -> Result<Self, ElemError> {
+                if b.is_negative() {
+                    return Err(ElemError::Undefined("a negative shift amount"));
+                }
+                let n = b.to_i128();
+                Ok(if n >= <$t>::BITS as i128 { 0 } else { self << n as u32 })
+            }
+            #[inline(always)]
+            fn shr(self, b: Self) -> Result<Self, ElemError> {
+                if b.is_negative() {
+                    return Err(ElemError::Undefined("a negative shift amount"));
+                }
+                let n = b.to_i128().min(<$t>::BITS as i128 - 1) as u32;
+                // An amount of the width or more: every bit out (the sign fills a signed
+                // value), which is what shifting by width − 1 and once more gives.
+                let once = self >> n;
+                Ok(if b.to_i128() >= <$t>::BITS as i128 { once >> 1 } else { once })
+            }
+        }
+    )*};
+}
+int_bits!(i8 i16 i32 i64 u8 u16 u32 u64);
+
+impl Bits for bool {
+    #[inline(always)]
+    fn and(self, b: Self) -> Self {
+        self & b
+    }
+    #[inline(always)]
+    fn or(self, b: Self) -> Self {
+        self | b
+    }
+    #[inline(always)]
+    fn xor(self, b: Self) -> Self {
+        self ^ b
+    }
+    #[inline(always)]
+    fn not(self) -> Self {
+        !self
+    }
+    fn shl(self, _: Self) -> Result<Self, ElemError> {
+        Err(ElemError::Undefined("a shift of a boolean"))
+    }
+    fn shr(self, _: Self) -> Result<Self, ElemError> {
+        Err(ElemError::Undefined("a shift of a boolean"))
+    }
+}
+
+/// What a two-input row computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    Equal,
+    NotEqual,
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+}
+
+impl Rule {
+    fn is_test(self) -> bool {
+        matches!(
+            self,
+            Rule::Equal
+                | Rule::NotEqual
+                | Rule::Less
+                | Rule::LessEqual
+                | Rule::Greater
+                | Rule::GreaterEqual
+        )
+    }
+
+    #[inline(always)]
+    fn test<T: PartialOrd>(self, a: T, b: T) -> bool {
+        match self {
+            Rule::Equal => a == b,
+            Rule::NotEqual => a != b,
+            Rule::Less => a < b,
+            Rule::LessEqual => a <= b,
+            Rule::Greater => a > b,
+            Rule::GreaterEqual => a >= b,
+            _ => false,
+        }
+    }
+
+    #[inline(always)]
+    fn bits<T: Bits>(self, a: T, b: T) -> Result<T, ElemError> {
+        Ok(match self {
+            Rule::And => a.and(b),
+            Rule::Or => a.or(b),
+            Rule::Xor => a.xor(b),
+            Rule::Shl => return a.shl(b),
+            Rule::Shr => return a.shr(b),
+            _ => a,
+        })
+    }
+}
+
+/// One row: the op's name, version, input types and rule.
+#[derive(Clone, Copy)]
+pub struct Row {
+    pub name: &'static str,
+    pub version: u32,
+    pub types: TypeSet,
+    pub rule: Rule,
+}
+
+impl fmt::Debug for Row {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.name, self.version)
+    }
+}
+
+const CMP: TypeSet = TypeSet::ANY;
+const BITWISE: TypeSet = TypeSet::INT.union(TypeSet::BOOLEAN);
+
+macro_rules! pairwise_table {
+    ($($const:ident: $name:literal-$version:literal, $types:expr, $rule:ident;)*) => {
+        $(pub const $const: OpDef = OpDef {
+            name: $name,
+            version: $version,
+            inputs: Arity::exactly(2),
+            outputs: Arity::exactly(1),
+            parse: |a| parse(a, Row { name: $name, version: $version, types: $types, rule: Rule::$rule }),
+        };)*
+        /// Every row's definition, for the registry.
+        pub const FAMILY: &[&OpDef] = &[$(&$const,)* &LOGICAL_NOT, &BITWISE_NOT, &IS_NAN, &IS_INF, &IS_FINITE];
+    };
+}
+
+pairwise_table! {
+    EQUAL: "Equal"-1, CMP, Equal;
+    NOT_EQUAL: "NotEqual"-1, CMP, NotEqual;
+    LESS: "Less"-1, CMP, Less;
+    LESS_EQUAL: "LessEqual"-1, CMP, LessEqual;
+    GREATER: "Greater"-1, CMP, Greater;
+    GREATER_EQUAL: "GreaterEqual"-1, CMP, GreaterEqual;
+    LOGICAL_AND: "LogicalAnd"-1, TypeSet::BOOLEAN, And;
+    LOGICAL_OR: "LogicalOr"-1, TypeSet::BOOLEAN, Or;
+    LOGICAL_XOR: "LogicalXor"-2, TypeSet::BOOLEAN, Xor;
+    BITWISE_AND: "BitwiseAnd"-13, BITWISE, And;
+    BITWISE_OR: "BitwiseOr"-13, BITWISE, Or;
+    BITWISE_XOR: "BitwiseXor"-13, BITWISE, Xor;
+    BITWISE_LEFT_SHIFT: "BitwiseLeftShift"-15, TypeSet::INT, Shl;
+    BITWISE_RIGHT_SHIFT: "BitwiseRightShift"-15, TypeSet::INT, Shr;
+}
+
+/// A two-input row with its `auto_broadcast`.
+#[derive(Clone, Copy, Debug)]
+pub struct Pairwise {
+    pub row: Row,
+    pub auto_broadcast: AutoBroadcast,
+}
+
+fn parse(a: &Attrs, row: Row) -> Result<Box<dyn Op>, Vec<AttrError>> {
+    let auto_broadcast = a.auto_broadcast().map_err(|e| vec![e])?;
+    Ok(Box::new(Pairwise {
+        row,
+        auto_broadcast,
+    }))
+}
+
+/// The common element type of two inputs (`dynamic` merges with anything), or a finding.
+pub fn same_type(cx: &mut InferCx<'_>, a: ElementType, b: ElementType) -> Option<ElementType> {
+    match (a, b) {
+        (x, y) if x == y => Some(x),
+        (ElementType::Dynamic, y) => Some(y),
+        (x, ElementType::Dynamic) => Some(x),
+        (x, y) => {
+            cx.report(ErrorKind::ElementTypeMismatch { a: x, b: y });
+            None
+        }
+    }
+}
+
+impl Pairwise {
+    /// The op on two tensors.
+    pub fn eval_tensors(&self, a: &Tensor, b: &Tensor) -> Result<Tensor, EvalError> {
+        let ty = a.element_type();
+        if ty != b.element_type() {
+            return Err(EvalError::Types(ty, b.element_type()));
+        }
+        let unsupported = || EvalError::UnsupportedType {
+            op: self.row.name.into(),
+            ty,
+        };
+        if !self.row.types.contains(ty) {
+            return Err(unsupported());
+        }
+        let plan = Plan::new(self.auto_broadcast, a.shape(), b.shape()).ok_or_else(|| {
+            EvalError::Shapes {
+                a: a.shape().to_vec(),
+                b: b.shape().to_vec(),
+                reason: "the shapes do not broadcast".into(),
+            }
+        })?;
+        let rule = self.row.rule;
+        if rule.is_test() {
+            crate::dispatch!(any: ty, T => pair_map::<T, bool>(&plan, a, b, |x, y| Ok(rule.test(x, y))),
+                _ => Err(unsupported()))
+        } else if ty == ElementType::Boolean {
+            pair_map::<bool, bool>(&plan, a, b, |x, y| rule.bits(x, y))
+        } else {
+            crate::dispatch!(int: ty, T => pair_map::<T, T>(&plan, a, b, |x, y| rule.bits(x, y)),
+                _ => Err(unsupported()))
+        }
+    }
+}
+
+/// `f` over the broadcast pairs of `a` and `b`; on failure, the first failing output element.
+fn pair_map<T: Element, O: Element>(
+    plan: &Plan,
+    a: &Tensor,
+    b: &Tensor,
+    f: impl Fn(T, T) -> Result<O, ElemError>,
+) -> Result<Tensor, EvalError> {
+    let (Some(xa), Some(xb)) = (
+        crate::ops::kernel::contiguous::<T>(a),
+        crate::ops::kernel::contiguous::<T>(b),
+    ) else {
+        return Err(EvalError::Types(a.element_type(), b.element_type()));
+    };
+    let mut out: Vec<O> = Vec::with_capacity(plan.len());
+    let mut failure = None;
+    plan.runs(0, plan.len(), |r| {
+        for i in 0..r.len {
+            let x = xa[if r.a_step { r.a + i } else { r.a }];
+            let y = xb[if r.b_step { r.b + i } else { r.b }];
+            match f(x, y) {
+                Ok(v) => out.push(v),
+                Err(e) => {
+                    failure = Some((r.start + i, e));
+                    return false;
+                }
+            }
+        }
+        true
+    });
+    if let Some((at, e)) = failure {
+        return Err(crate::ops::kernel::Failure {
+            step: 0,
+            at,
+            error: e,
+        }
+        .to_eval(&plan.out));
+    }
+    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&plan.out), out)
+        .map(O::wrap)
+        .map_err(|_| EvalError::Internal("output size"))
+}
+
+impl Op for Pairwise {
+    fn def(&self) -> Option<&'static OpDef> {
+        FAMILY
+            .iter()
+            .copied()
+            .find(|d| d.name == self.row.name && d.version == self.row.version)
+    }
+
+    fn name(&self) -> &str {
+        self.row.name
+    }
+
+    fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
+        cx.require(0..2, self.row.types)?;
+        let (a, b) = (cx.input(0), cx.input(1));
+        let ty = same_type(cx, a.element_type, b.element_type)?;
+        let shape = infer_shape(cx, self.auto_broadcast, a, b)?;
+        let out = if self.row.rule.is_test() {
+            ElementType::Boolean
+        } else {
+            ty
+        };
+        Some(vec![TensorType::new(out, shape)])
+    }
+
+    fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
+        let (a, b) = (cx.tensor(0)?, cx.tensor(1)?);
+        if let Some(plan) = Plan::new(self.auto_broadcast, a.shape(), b.shape()) {
+            let ty = if self.row.rule.is_test() {
+                ElementType::Boolean
+            } else {
+                a.element_type()
+            };
+            cx.reserve(ty, plan.len())?;
+        }
+        Ok(vec![self.eval_tensors(&a, &b)?])
+    }
+}
+
+/// What a one-input row computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Test {
+    /// LogicalNot, BitwiseNot.
+    Not,
+    IsNan,
+    /// IsInf: which infinities count.
+    IsInf {
+        positive: bool,
+        negative: bool,
+    },
+    IsFinite,
+}
+
+/// A one-input row.
+#[derive(Clone, Copy, Debug)]
+pub struct OneInput {
+    pub name: &'static str,
+    pub version: u32,
+    pub types: TypeSet,
+    pub test: Test,
+}
+
+macro_rules! one_input {
+    ($($const:ident: $name:literal-$version:literal, $types:expr, |$a:ident| $test:expr;)*) => {$(
+        pub const $const: OpDef = OpDef {
+            name: $name,
+            version: $version,
+            inputs: Arity::exactly(1),
+            outputs: Arity::exactly(1),
+            parse: |$a| {
+                let test: Result<Test, Vec<AttrError>> = $test;
+                Ok(Box::new(OneInput { name: $name, version: $version, types: $types, test: test? }))
+            },
+        };
+    )*};
+}
+
+one_input! {
+    LOGICAL_NOT: "LogicalNot"-1, TypeSet::BOOLEAN, |_a| Ok(Test::Not);
+    BITWISE_NOT: "BitwiseNot"-13, BITWISE, |_a| Ok(Test::Not);
+    IS_NAN: "IsNaN"-10, TypeSet::FLOAT, |_a| Ok(Test::IsNan);
+    IS_INF: "IsInf"-10, TypeSet::FLOAT, |a| {
+        let p = a.bool_or(&["detect_positive"], true);
+        let n = a.bool_or(&["detect_negative"], true);
+        match (p, n) {
+            (Ok(positive), Ok(negative)) => Ok(Test::IsInf { positive, negative }),
+            (p, n) => Err(p.err().into_iter().chain(n.err()).collect()),
+        }
+    };
+    IS_FINITE: "IsFinite"-10, TypeSet::FLOAT, |_a| Ok(Test::IsFinite);
+}
+
+impl OneInput {
+    /// The op on a tensor.
+    pub fn eval_tensor(&self, x: &Tensor) -> Result<Tensor, EvalError> {
+        let ty = x.element_type();
+        let unsupported = || EvalError::UnsupportedType {
+            op: self.name.into(),
+            ty,
+        };
+        if !self.types.contains(ty) {
+            return Err(unsupported());
+        }
+        match self.test {
+            Test::Not if ty == ElementType::Boolean => map_one::<bool, bool>(x, |v| v.not()),
+            Test::Not => {
+                crate::dispatch!(int: ty, T => map_one::<T, T>(x, |v| v.not()), _ => Err(unsupported()))
+            }
+            test => crate::dispatch!(float: ty, T => map_one::<T, bool>(x, |v| {
+                let f = crate::num::Cast::to_num(v);
+                let f = match f { crate::num::Num::Float(f) => f, crate::num::Num::Int(i) => i as f64 };
+                match test {
+                    Test::IsNan => f.is_nan(),
+                    Test::IsFinite => f.is_finite(),
+                    Test::IsInf { positive, negative } => {
+                        (positive && f == f64::INFINITY) || (negative && f == f64::NEG_INFINITY)
+                    }
+                    Test::Not => false,
+                }
+            }), _ => Err(unsupported())),
+        }
+    }
+
+    fn out_type(&self, ty: ElementType) -> ElementType {
+        match self.test {
+            Test::Not => ty,
+            _ => ElementType::Boolean,
+        }
+    }
+}
+
+fn map_one<T: Element, O: Element>(x: &Tensor, f: impl Fn(T) -> O) -> Result<Tensor, EvalError> {
+    let data = crate::ops::kernel::contiguous::<T>(x)
+        .ok_or(EvalError::Types(x.element_type(), T::TYPE))?;
+    let out: Vec<O> = data.iter().map(|&v| f(v)).collect();
+    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(x.shape()), out)
+        .map(O::wrap)
+        .map_err(|_| EvalError::Internal("output size"))
+}
+
+impl Op for OneInput {
+    fn def(&self) -> Option<&'static OpDef> {
+        FAMILY
+            .iter()
+            .copied()
+            .find(|d| d.name == self.name && d.version == self.version)
+    }
+
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
+        cx.require(0..1, self.types)?;
+        let x = cx.input(0);
+        Some(vec![TensorType::new(
+            self.out_type(x.element_type),
+            x.shape.clone(),
+        )])
+    }
+
+    fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
+        let x = cx.tensor(0)?;
+        cx.reserve(self.out_type(x.element_type()), x.shape().iter().product())?;
+        Ok(vec![self.eval_tensor(&x)?])
+    }
+}

@@ -1,0 +1,374 @@
+//! The unary elementwise family: Abs, Floor, Sqrt, Exp, Sigmoid, Gelu, Clamp, … Each member is
+//! one row of the table in [`table`] (a [`Unary`] type: its name and version, the element types
+//! it takes, its integer and float rule); this module makes every row an op: [`UnaryOp`] checks
+//! the input type, keeps the shape, evaluates through the fused kernels (a unary step is a
+//! step whose two operands are the same value) and joins fused groups ([`Fusable`]).
+//!
+//! Types: integers by the row's integer rule (which may fail: the error names the first
+//! failing element); f64 by the float rule in f64; f32 by the float rule in f32 when the rule is
+//! exact in the type (`exact`: Abs, Floor, Relu, Clamp…), else computed in f64 and rounded once
+//! (Exp, Sigmoid, Gelu…: within 1 ulp of the correctly rounded result, the same bits on every
+//! machine, since the elementary functions come from the `libm` crate); f16 and bf16 by the f32
+//! rule, rounded once.
+//!
+//! Some rows take scalar parameters as further inputs (Swish's beta, Selu's alpha and lambda,
+//! HardSigmoid's alpha and beta): [`Unary::PARAMS`] says how many, and
+//! [`Unary::with_params`] binds their values at evaluation. Such a layer is fused only when it
+//! has no parameter inputs.
+
+pub mod own;
+pub mod table;
+
+use std::any::Any;
+use std::fmt;
+
+use super::binary::{ArithOp, Fusable};
+use super::kernel::{self, Out, RunResult, Src, StepKernel};
+use super::{Arity, AttrError, Attrs, ElemError, EvalCx, EvalError, InferCx, Op, OpDef};
+use crate::broadcast::{AutoBroadcast, Plan};
+use crate::dtype::ElementType;
+use crate::num::{Cast, Float, Int, Num};
+use crate::shape::TensorType;
+use crate::tensor::{Element, Tensor, TypeSet};
+
+/// One row of the unary family: an op's own rules.
+pub trait Unary: Copy + fmt::Debug + PartialEq + Send + Sync + 'static {
+    /// The layer type (as OpenVINO spells it) and the op version.
+    const NAME: &'static str;
+    const VERSION: u32;
+    /// The element types the op takes (its spec's).
+    const TYPES: TypeSet;
+    /// Whether the float rule is exact in f32 (then f32 is computed in f32; otherwise in f64,
+    /// rounded once).
+    const EXACT: bool;
+    /// How many scalar parameter inputs may follow the data input.
+    const PARAMS: Arity = Arity::exactly(0);
+
+    /// Parses the op's `<data>` attributes.
+    fn parse(a: &Attrs) -> Result<Self, Vec<AttrError>>;
+
+    /// The op with the values of its parameter inputs bound (as f64, in input order).
+    fn with_params(self, _params: &[f64]) -> Self {
+        self
+    }
+
+    /// The integer rule (never called for a type outside [`TYPES`](Unary::TYPES)).
+    fn int<T: Int>(self, x: T) -> Result<T, ElemError>;
+
+    /// The float rule, in the float type.
+    fn float<F: Float>(self, x: F) -> F;
+}
+
+/// The integer rule of a row that takes no integers (`check` refuses them first).
+#[inline(always)]
+pub fn no_int<T>() -> Result<T, ElemError> {
+    Err(ElemError::Undefined("not defined on integers"))
+}
+
+/// The family's table (invoked once, in [`table`]): `rows` are members whose rules fit a row
+/// (a unit struct, its [`Unary`] impl and its `OpDef` const are generated); `own` are members
+/// with attributes or parameters that implement [`Unary`] themselves. Generates `FAMILY`, the
+/// registration of every member.
+macro_rules! unary_table {
+    (
+        rows {$(
+            $(#[$doc:meta])*
+            $ty:ident $const:ident: $name:literal-$version:literal, $types:ident, exact: $exact:literal,
+                int |$x:ident| $int:expr,
+                float |$fx:ident| $float:expr;
+        )*}
+        own { $($own:ident),* $(,)? }
+    ) => {
+        $(
+            $(#[$doc])*
+            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+            pub struct $ty;
+
+            impl Unary for $ty {
+                const NAME: &'static str = $name;
+                const VERSION: u32 = $version;
+                const TYPES: TypeSet = TypeSet::$types;
+                const EXACT: bool = $exact;
+
+                fn parse(_: &Attrs) -> Result<Self, Vec<AttrError>> {
+                    Ok($ty)
+                }
+
+                #[inline(always)]
+                #[allow(unused_variables)]
+                fn int<T: Int>(self, $x: T) -> Result<T, ElemError> {
+                    $int
+                }
+
+                #[inline(always)]
+                fn float<F: Float>(self, $fx: F) -> F {
+                    $float
+                }
+            }
+
+            pub const $const: OpDef = UnaryOp::<$ty>::DEF;
+        )*
+
+        /// Every member's definition, for the registry.
+        pub const FAMILY: &[&OpDef] = &[$(&$const,)* $(&UnaryOp::<$own>::DEF,)*];
+    };
+}
+pub(crate) use unary_table;
+
+/// An element type the unary family computes with: how a row's rules apply to it.
+pub trait UnaryElem: Element {
+    /// The row's loop over one run (`b` is the same run as `a`, and unused).
+    fn run<K: Unary>(k: K, a: Src<'_, Self>, b: Src<'_, Self>, out: Out<'_, Self>) -> RunResult;
+}
+
+macro_rules! int_elems {
+    ($($t:ty)*) => {$(
+        impl UnaryElem for $t {
+            #[inline(always)]
+            fn run<K: Unary>(k: K, a: Src<'_, Self>, b: Src<'_, Self>, out: Out<'_, Self>) -> RunResult {
+                kernel::try_map(a, b, out, |x, _| k.int(x))
+            }
+        }
+    )*};
+}
+int_elems!(i8 i16 i32 i64 u8 u16 u32 u64);
+
+impl UnaryElem for f64 {
+    #[inline(always)]
+    fn run<K: Unary>(k: K, a: Src<'_, Self>, b: Src<'_, Self>, out: Out<'_, Self>) -> RunResult {
+        if K::EXACT {
+            kernel::map(a, b, out, |x, _| k.float(x));
+        } else {
+            scalar_map(a, out, |x| k.float(x));
+        }
+        Ok(())
+    }
+}
+
+impl UnaryElem for f32 {
+    #[inline(always)]
+    fn run<K: Unary>(k: K, a: Src<'_, Self>, b: Src<'_, Self>, out: Out<'_, Self>) -> RunResult {
+        if K::EXACT {
+            kernel::map(a, b, out, |x, _| k.float(x));
+        } else {
+            scalar_map(a, out, |x| f32_rule(k, x));
+        }
+        Ok(())
+    }
+}
+
+macro_rules! narrow_elems {
+    ($($t:ty)*) => {$(
+        impl UnaryElem for $t {
+            #[inline(always)]
+            fn run<K: Unary>(k: K, a: Src<'_, Self>, b: Src<'_, Self>, out: Out<'_, Self>) -> RunResult {
+                kernel::through_f32(a, b, out, |x, _| f32_rule(k, x));
+                Ok(())
+            }
+        }
+    )*};
+}
+narrow_elems!(half::f16 half::bf16);
+
+/// A row's f32 rule: in f32 when exact, else in f64 rounded once.
+#[inline(always)]
+fn f32_rule<K: Unary>(k: K, x: f32) -> f32 {
+    if K::EXACT {
+        k.float(x)
+    } else {
+        k.float(x as f64) as f32
+    }
+}
+
+/// A plain loop for rules that call elementary functions (nothing to vectorise).
+#[inline(always)]
+fn scalar_map<T: Copy>(a: Src<'_, T>, out: Out<'_, T>, f: impl Fn(T) -> T) {
+    let Out { data, .. } = out;
+    match a {
+        Src::Slice(s) => {
+            for (o, &x) in data.iter_mut().zip(s) {
+                o.write(f(x));
+            }
+        }
+        Src::Repeat(x) => {
+            let v = f(x);
+            for o in data.iter_mut() {
+                o.write(v);
+            }
+        }
+    }
+}
+
+/// A row's kernel for one element type, as fused groups call it.
+#[derive(Clone, Copy, Debug)]
+pub struct UnaryKernel<K>(pub K);
+
+impl<K: Unary, T: UnaryElem> StepKernel<T> for UnaryKernel<K> {
+    fn run(&self, a: Src<'_, T>, b: Src<'_, T>, out: Out<'_, T>) -> RunResult {
+        T::run(self.0, a, b, out)
+    }
+
+    fn runs(
+        &self,
+        plan: &Plan,
+        start: usize,
+        a: &[T],
+        b: &[T],
+        out: Out<'_, T>,
+    ) -> Option<(usize, ElemError)> {
+        let k = self.0;
+        kernel::fused::runs_with(
+            plan,
+            start,
+            a,
+            b,
+            out,
+            #[inline(always)]
+            |x, y, o| T::run(k, x, y, o),
+        )
+    }
+}
+
+/// A unary op: a row of the family.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UnaryOp<K> {
+    pub op: K,
+}
+
+impl<K: Unary> UnaryOp<K> {
+    pub const DEF: OpDef = OpDef {
+        name: K::NAME,
+        version: K::VERSION,
+        inputs: Arity::range(1 + K::PARAMS.min, 1 + K::PARAMS.max),
+        outputs: Arity::exactly(1),
+        parse: parse::<K>,
+    };
+
+    pub fn new(op: K) -> UnaryOp<K> {
+        UnaryOp { op }
+    }
+
+    /// The op on a tensor (what execution does for a layer that is not fused).
+    pub fn eval_tensor(&self, x: &Tensor) -> Result<Tensor, EvalError> {
+        eval_with(self.op, x)
+    }
+}
+
+/// `k` on every element of `x`.
+pub fn eval_with<K: Unary>(k: K, x: &Tensor) -> Result<Tensor, EvalError> {
+    let ty = x.element_type();
+    if !K::TYPES.contains(ty) {
+        return Err(EvalError::UnsupportedType {
+            op: K::NAME.into(),
+            ty,
+        });
+    }
+    crate::dispatch!(numeric: ty, T => kernel::fused::unary::<T>(x, &UnaryKernel(k)),
+        _ => Err(EvalError::UnsupportedType { op: K::NAME.into(), ty }))
+}
+
+fn parse<K: Unary>(a: &Attrs) -> Result<Box<dyn Op>, Vec<AttrError>> {
+    Ok(Box::new(UnaryOp { op: K::parse(a)? }))
+}
+
+/// The value of a one-element tensor as f64 (parameter inputs).
+pub fn scalar(t: &Tensor) -> Option<f64> {
+    if t.shape().iter().product::<usize>() != 1 {
+        return None;
+    }
+    crate::dispatch!(numeric: t.element_type(), T => {
+        let v = *T::view(t)?.iter().next()?;
+        Some(match v.to_num() {
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        })
+    }, _ => None)
+}
+
+impl<K: Unary> Op for UnaryOp<K> {
+    fn def(&self) -> Option<&'static OpDef> {
+        Some(&Self::DEF)
+    }
+
+    fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
+        cx.require(0..1, K::TYPES)?;
+        let x = cx.input(0);
+        for i in 1..cx.inputs().len() {
+            let p = cx.input(i);
+            if p.element_type != x.element_type
+                && p.element_type != ElementType::Dynamic
+                && x.element_type != ElementType::Dynamic
+            {
+                return cx.invalid(
+                    i,
+                    format!(
+                        "the parameter is {}, the data input {}: they must be the same type",
+                        p.element_type, x.element_type
+                    ),
+                );
+            }
+            if let Some(n) = p.shape.elements().and_then(|d| d.get_static())
+                && n != 1
+            {
+                return cx.invalid(
+                    i,
+                    format!(
+                        "the parameter must hold one element, it has shape {}",
+                        p.shape
+                    ),
+                );
+            }
+        }
+        Some(vec![TensorType::new(x.element_type, x.shape.clone())])
+    }
+
+    fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
+        let x = cx.tensor(0)?;
+        let mut params = Vec::with_capacity(cx.len().saturating_sub(1));
+        for i in 1..cx.len() {
+            let p = cx.tensor(i)?;
+            params.push(scalar(&p).ok_or_else(|| {
+                EvalError::Invalid(format!(
+                    "parameter input {i} must hold one element, it has shape {:?}",
+                    p.shape()
+                ))
+            })?);
+        }
+        cx.reserve(x.element_type(), x.shape().iter().product())?;
+        let k = if params.is_empty() {
+            self.op
+        } else {
+            self.op.with_params(&params)
+        };
+        Ok(vec![eval_with(k, &x)?])
+    }
+
+    fn fusable(&self) -> Option<&dyn Fusable> {
+        Some(self)
+    }
+}
+
+impl<K: Unary> Fusable for UnaryOp<K> {
+    fn auto_broadcast(&self) -> AutoBroadcast {
+        AutoBroadcast::Numpy
+    }
+
+    fn kernel_for(&self, ty: ElementType) -> Option<Box<dyn Any>> {
+        if !K::TYPES.contains(ty) {
+            return None;
+        }
+        let k = UnaryKernel(self.op);
+        crate::dispatch!(numeric: ty, T => {
+            let b: Box<dyn StepKernel<T>> = Box::new(k);
+            Some(Box::new(b) as Box<dyn Any>)
+        }, _ => None)
+    }
+
+    fn chain_op(&self) -> Option<ArithOp> {
+        None
+    }
+
+    fn data_inputs(&self) -> usize {
+        1
+    }
+}

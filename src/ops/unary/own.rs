@@ -1,0 +1,359 @@
+//! Members of the unary family with attributes or parameter inputs: Clamp-1, Elu-1, Gelu-2,
+//! Gelu-7, Round-5, Swish-4, Selu-1, HardSigmoid-1.
+//!
+//! Decisions:
+//! * Clamp: `min` and `max` (both required, `min ≤ max`, as OpenVINO checks) apply to floats in
+//!   the float type, to integers as `⌈min⌉` and `⌊max⌋` (OpenVINO's rule); NaN stays NaN.
+//! * Gelu-2 is the erf form; Gelu-7 takes `approximation_mode` = `erf` (default) or `tanh`
+//!   (any case). The erf form is computed as `x/2 · erfc(−x/√2)`, which is `x/2 · (1 + erf(x/√2))`
+//!   without its cancellation for negative x; the tanh form as `x / (1 + e^−2u)`,
+//!   `u = √(2/π)(x + 0.044715x³)`, which is `x/2 · (1 + tanh u)`.
+//! * Round-5: `mode` = `half_to_even` or `half_away_from_zero` (required, as OpenVINO requires
+//!   it); integers unchanged.
+//! * Swish-4: `x · sigmoid(β x)`, β from the optional second input (a one-element tensor), 1
+//!   without it. Selu-1: `λ x` for x > 0, else `λ α (e^x − 1)`, α and λ from inputs 1 and 2.
+//!   HardSigmoid-1: `max(0, min(1, α x + β))`, α and β from inputs 1 and 2. Elu-1:
+//!   `x` for x > 0, else `α (e^x − 1)`, α the attribute `alpha`.
+
+use super::{Unary, no_int};
+use crate::num::{Float, Int, Num};
+use crate::ops::{Arity, AttrError, Attrs, ElemError};
+use crate::tensor::TypeSet;
+
+fn parse_f64(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| "expected a number".to_owned())?;
+    if v.is_nan() {
+        return Err("NaN is not a valid value".into());
+    }
+    Ok(v)
+}
+
+/// Clamp-1: `min(max(x, min), max)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Clamp {
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Unary for Clamp {
+    const NAME: &'static str = "Clamp";
+    const VERSION: u32 = 1;
+    const TYPES: TypeSet = TypeSet::NUMERIC;
+    const EXACT: bool = true;
+
+    fn parse(a: &Attrs) -> Result<Self, Vec<AttrError>> {
+        let min = a.parse_required("min", parse_f64);
+        let max = a.parse_required("max", parse_f64);
+        match (min, max) {
+            (Ok(min), Ok(max)) if min <= max => Ok(Clamp { min, max }),
+            (Ok(_), Ok(_)) => Err(vec![a.invalid("max", "must not be below `min`")]),
+            (min, max) => Err(min.err().into_iter().chain(max.err()).collect()),
+        }
+    }
+
+    #[inline(always)]
+    fn int<T: Int>(self, x: T) -> Result<T, ElemError> {
+        // Bounds as integers: ⌈min⌉ and ⌊max⌋ (f64 → i128 saturates).
+        let (lo, hi) = (self.min.ceil() as i128, self.max.floor() as i128);
+        let v = x.to_i128();
+        Ok(if v < lo {
+            T::from_num(Num::Int(lo.max(T::MIN.to_i128())))
+        } else if v > hi {
+            T::from_num(Num::Int(hi.min(T::MAX.to_i128())))
+        } else {
+            x
+        })
+    }
+
+    #[inline(always)]
+    fn float<F: Float>(self, x: F) -> F {
+        let (lo, hi) = (F::of_f64(self.min), F::of_f64(self.max));
+        if x < lo {
+            lo
+        } else if x > hi {
+            hi
+        } else {
+            x
+        }
+    }
+}
+
+/// Elu-1: `x` for x > 0, else `α (e^x − 1)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Elu {
+    pub alpha: f64,
+}
+
+impl Unary for Elu {
+    const NAME: &'static str = "Elu";
+    const VERSION: u32 = 1;
+    const TYPES: TypeSet = TypeSet::FLOAT;
+    const EXACT: bool = false;
+
+    fn parse(a: &Attrs) -> Result<Self, Vec<AttrError>> {
+        Ok(Elu {
+            alpha: a.parse_required("alpha", parse_f64).map_err(|e| vec![e])?,
+        })
+    }
+
+    fn int<T: Int>(self, _: T) -> Result<T, ElemError> {
+        no_int()
+    }
+
+    #[inline(always)]
+    fn float<F: Float>(self, x: F) -> F {
+        if x > F::ZERO || x.is_nan() {
+            x
+        } else {
+            F::of_f64(self.alpha) * x.exp_m1()
+        }
+    }
+}
+
+/// `x/2 · (1 + erf(x/√2))`, as `x/2 · erfc(−x/√2)`.
+#[inline(always)]
+fn gelu_erf<F: Float>(x: F) -> F {
+    let half = F::of_f64(0.5);
+    half * x * (-x * F::of_f64(std::f64::consts::FRAC_1_SQRT_2)).erfc()
+}
+
+/// `x/2 · (1 + tanh(√(2/π)(x + 0.044715x³)))`, as `x / (1 + e^−2u)`.
+#[inline(always)]
+fn gelu_tanh<F: Float>(x: F) -> F {
+    let c = F::of_f64((2.0 / std::f64::consts::PI).sqrt());
+    let u = c * (x + F::of_f64(0.044715) * x * x * x);
+    let d = F::ONE + (-(u + u)).exp();
+    if d.is_infinite() {
+        // x far below 0: the quotient underflows to −0, as the formula's limit.
+        F::ZERO.copysign(x)
+    } else {
+        x / d
+    }
+}
+
+/// Gelu-2: the erf form.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Gelu;
+
+impl Unary for Gelu {
+    const NAME: &'static str = "Gelu";
+    const VERSION: u32 = 2;
+    const TYPES: TypeSet = TypeSet::FLOAT;
+    const EXACT: bool = false;
+
+    fn parse(_: &Attrs) -> Result<Self, Vec<AttrError>> {
+        Ok(Gelu)
+    }
+
+    fn int<T: Int>(self, _: T) -> Result<T, ElemError> {
+        no_int()
+    }
+
+    #[inline(always)]
+    fn float<F: Float>(self, x: F) -> F {
+        gelu_erf(x)
+    }
+}
+
+/// Gelu-7: the erf or the tanh form (`approximation_mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Gelu7 {
+    pub tanh: bool,
+}
+
+impl Unary for Gelu7 {
+    const NAME: &'static str = "Gelu";
+    const VERSION: u32 = 7;
+    const TYPES: TypeSet = TypeSet::FLOAT;
+    const EXACT: bool = false;
+
+    fn parse(a: &Attrs) -> Result<Self, Vec<AttrError>> {
+        let tanh = a
+            .parse_or("approximation_mode", false, |t| {
+                match t.trim().to_ascii_lowercase().as_str() {
+                    "erf" => Ok(false),
+                    "tanh" => Ok(true),
+                    _ => Err("expected erf or tanh".into()),
+                }
+            })
+            .map_err(|e| vec![e])?;
+        Ok(Gelu7 { tanh })
+    }
+
+    fn int<T: Int>(self, _: T) -> Result<T, ElemError> {
+        no_int()
+    }
+
+    #[inline(always)]
+    fn float<F: Float>(self, x: F) -> F {
+        if self.tanh { gelu_tanh(x) } else { gelu_erf(x) }
+    }
+}
+
+/// Round-5: to the nearest integer, halves to even or away from zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Round {
+    pub half_to_even: bool,
+}
+
+impl Unary for Round {
+    const NAME: &'static str = "Round";
+    const VERSION: u32 = 5;
+    const TYPES: TypeSet = TypeSet::NUMERIC;
+    const EXACT: bool = true;
+
+    fn parse(a: &Attrs) -> Result<Self, Vec<AttrError>> {
+        let half_to_even = a
+            .parse_required("mode", |t| match t.trim().to_ascii_lowercase().as_str() {
+                "half_to_even" => Ok(true),
+                "half_away_from_zero" => Ok(false),
+                _ => Err("expected half_to_even or half_away_from_zero".into()),
+            })
+            .map_err(|e| vec![e])?;
+        Ok(Round { half_to_even })
+    }
+
+    #[inline(always)]
+    fn int<T: Int>(self, x: T) -> Result<T, ElemError> {
+        Ok(x)
+    }
+
+    #[inline(always)]
+    fn float<F: Float>(self, x: F) -> F {
+        if self.half_to_even {
+            x.round_even()
+        } else {
+            x.round_away()
+        }
+    }
+}
+
+/// Swish-4: `x · sigmoid(β x)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Swish {
+    pub beta: f64,
+}
+
+impl Unary for Swish {
+    const NAME: &'static str = "Swish";
+    const VERSION: u32 = 4;
+    const TYPES: TypeSet = TypeSet::FLOAT;
+    const EXACT: bool = false;
+    const PARAMS: Arity = Arity::range(0, 1);
+
+    fn parse(_: &Attrs) -> Result<Self, Vec<AttrError>> {
+        Ok(Swish { beta: 1.0 })
+    }
+
+    fn with_params(self, p: &[f64]) -> Self {
+        Swish {
+            beta: p.first().copied().unwrap_or(1.0),
+        }
+    }
+
+    fn int<T: Int>(self, _: T) -> Result<T, ElemError> {
+        no_int()
+    }
+
+    #[inline(always)]
+    fn float<F: Float>(self, x: F) -> F {
+        x * super::table::sigmoid(F::of_f64(self.beta) * x)
+    }
+}
+
+/// Selu-1: `λ x` for x > 0, else `λ α (e^x − 1)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Selu {
+    pub alpha: f64,
+    pub lambda: f64,
+}
+
+impl Unary for Selu {
+    const NAME: &'static str = "Selu";
+    const VERSION: u32 = 1;
+    const TYPES: TypeSet = TypeSet::FLOAT;
+    const EXACT: bool = false;
+    const PARAMS: Arity = Arity::exactly(2);
+
+    fn parse(_: &Attrs) -> Result<Self, Vec<AttrError>> {
+        Ok(Selu {
+            alpha: f64::NAN,
+            lambda: f64::NAN,
+        })
+    }
+
+    fn with_params(self, p: &[f64]) -> Self {
+        match p {
+            [alpha, lambda, ..] => Selu {
+                alpha: *alpha,
+                lambda: *lambda,
+            },
+            _ => self,
+        }
+    }
+
+    fn int<T: Int>(self, _: T) -> Result<T, ElemError> {
+        no_int()
+    }
+
+    #[inline(always)]
+    fn float<F: Float>(self, x: F) -> F {
+        let lambda = F::of_f64(self.lambda);
+        if x > F::ZERO || x.is_nan() {
+            lambda * x
+        } else {
+            lambda * F::of_f64(self.alpha) * x.exp_m1()
+        }
+    }
+}
+
+/// HardSigmoid-1: `max(0, min(1, α x + β))`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HardSigmoid {
+    pub alpha: f64,
+    pub beta: f64,
+}
+
+impl Unary for HardSigmoid {
+    const NAME: &'static str = "HardSigmoid";
+    const VERSION: u32 = 1;
+    const TYPES: TypeSet = TypeSet::FLOAT;
+    const EXACT: bool = false;
+    const PARAMS: Arity = Arity::exactly(2);
+
+    fn parse(_: &Attrs) -> Result<Self, Vec<AttrError>> {
+        Ok(HardSigmoid {
+            alpha: f64::NAN,
+            beta: f64::NAN,
+        })
+    }
+
+    fn with_params(self, p: &[f64]) -> Self {
+        match p {
+            [alpha, beta, ..] => HardSigmoid {
+                alpha: *alpha,
+                beta: *beta,
+            },
+            _ => self,
+        }
+    }
+
+    fn int<T: Int>(self, _: T) -> Result<T, ElemError> {
+        no_int()
+    }
+
+    #[inline(always)]
+    fn float<F: Float>(self, x: F) -> F {
+        let y = F::of_f64(self.alpha) * x + F::of_f64(self.beta);
+        if y > F::ONE {
+            F::ONE
+        } else if y > F::ZERO || y.is_nan() {
+            y
+        } else {
+            F::ZERO
+        }
+    }
+}
