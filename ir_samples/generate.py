@@ -1226,6 +1226,9 @@ def main():
     write_op_matrix()
     write_special_cases()
     write_arith_matrix()
+    import elementwise
+
+    elementwise.write_all(sys.modules[__name__])
     write_element_type_cases()
     write_shape_op_cases()
     save(write_shape_subgraph(), "shape_subgraph")

@@ -293,6 +293,9 @@ pub trait Float:
     fn atanh(self) -> Self;
     fn erf(self) -> Self;
     fn erfc(self) -> Self;
+    /// `self · a + b` rounded once (`fma`, from the `libm` crate: correctly rounded with or
+    /// without an FMA unit).
+    fn mul_add(self, a: Self, b: Self) -> Self;
     /// C `pow` from the `libm` crate (the same bits on every machine); f32 computed in f64
     /// and rounded once (correctly rounded but for double-rounding ties).
     fn powf(self, e: Self) -> Self;
@@ -360,11 +363,25 @@ macro_rules! float_class {
             fn powf(self, e: Self) -> Self {
                 $pow(self, e)
             }
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                fma_of!($t)(self, a, b)
+            }
             elementary!($t: exp exp exp_m1 expm1 ln log ln_1p log1p sin sin cos cos tan tan
                 asin asin acos acos atan atan sinh sinh cosh cosh tanh tanh asinh asinh
                 acosh acosh atanh atanh erf erf erfc erfc);
         }
     )*};
+}
+
+/// The `libm` crate's fused multiply-add for each float type.
+macro_rules! fma_of {
+    (f32) => {
+        libm::fmaf
+    };
+    (f64) => {
+        libm::fma
+    };
 }
 
 /// The elementary functions of [`Float`]: f64 by the `libm` function, f32 through it.

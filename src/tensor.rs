@@ -190,6 +190,17 @@ impl TypeSet {
         ElementType::U64,
     ]);
     pub const NUMERIC: TypeSet = TypeSet(Self::FLOAT.0 | Self::INT.0);
+    /// Floats and signed integers.
+    pub const SIGNED: TypeSet = TypeSet(
+        Self::FLOAT.0
+            | TypeSet::of(&[
+                ElementType::I8,
+                ElementType::I16,
+                ElementType::I32,
+                ElementType::I64,
+            ])
+            .0,
+    );
     pub const BOOLEAN: TypeSet = TypeSet::of(&[ElementType::Boolean]);
     /// Every type a tensor can hold.
     pub const ANY: TypeSet = TypeSet(Self::NUMERIC.0 | Self::BOOLEAN.0);
@@ -209,6 +220,7 @@ impl TypeSet {
             (TypeSet::NUMERIC, "any numeric type"),
             (TypeSet::FLOAT, "floating-point types"),
             (TypeSet::INT, "integer types"),
+            (TypeSet::SIGNED, "floating-point and signed integer types"),
             (TypeSet::BOOLEAN, "boolean"),
         ] {
             if self == set {

@@ -539,8 +539,24 @@ fn exact_unary_ops_on_integers_and_floats() {
     assert_eq!(v::<i8>(&unary(Sign, &i).unwrap()), [-1, -1, 0, 1, 1]);
     assert_eq!(v::<i8>(&unary(Relu, &i).unwrap()), [0, 0, 0, 5, 127]);
     assert_eq!(v::<i8>(&unary(Floor, &i).unwrap()), v::<i8>(&i));
-    let u = t::<u8>(&[2], &[0, 3]);
-    assert_eq!(v::<u8>(&unary(Negative, &u).unwrap()), [0, 253]);
+    // Negative-1 takes signed types only.
+    assert!(unary(Negative, &t::<u8>(&[2], &[0, 3])).is_err());
+    // Elementary functions of integers: rounded to nearest, halves away from zero; a result
+    // that is not a number or does not fit is an error.
+    let x = t::<i32>(&[4], &[0, 1, 2, 100]);
+    assert_eq!(v::<i32>(&unary(Tanh, &x).unwrap()), [0, 1, 1, 1]);
+    assert_eq!(
+        v::<i32>(&unary(Log, &t::<i32>(&[2], &[1, 100])).unwrap()),
+        [0, 5]
+    );
+    let e = unary(Log, &x).unwrap_err();
+    assert!(matches!(e, EvalError::Undefined { index, .. } if index == [0]));
+    let e = unary(Cosh, &t::<i8>(&[2], &[1, 10])).unwrap_err();
+    assert!(matches!(e, EvalError::Undefined { index, .. } if index == [1]));
+    assert_eq!(
+        v::<i8>(&unary(Atanh, &t::<i8>(&[3], &[-3, 0, 2])).unwrap()),
+        [-128, 0, 127]
+    );
     // Sqrt of integers: rounded half up; of a negative one: an error naming the element.
     let s = t::<i32>(&[6], &[0, 2, 3, 6, 12, i32::MAX]);
     assert_eq!(v::<i32>(&unary(Sqrt, &s).unwrap()), [0, 1, 2, 2, 3, 46341]);

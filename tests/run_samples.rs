@@ -1,5 +1,7 @@
 //! Every sample with `inputs/` runs and matches `expected/` bit for bit (expected values come
-//! from OpenVINO's reference evaluation, see ir_samples/generate.py).
+//! from OpenVINO's reference evaluation, see ir_samples/generate.py), or, where the folder has a
+//! `tolerance.txt` saying `ulps N` (transcendental functions against a correctly rounded
+//! reference, ONNX tests computed in float32 by numpy), within N units in the last place.
 
 use std::path::Path;
 
@@ -26,7 +28,52 @@ fn same_bits(a: &Tensor, b: &Tensor) -> bool {
     }
 }
 
+/// The distance in units in the last place between two floats of one type, as their positions
+/// on the ordered line of that type's values (±0 are one point; NaN is only near NaN).
+fn ulps(a: &Tensor, b: &Tensor) -> Option<u64> {
+    fn order(bits: u64, sign: u64) -> i128 {
+        if bits & sign != 0 {
+            -((bits & !sign) as i128)
+        } else {
+            bits as i128
+        }
+    }
+    fn dist<T: ovir::Element + Into<f64>>(
+        a: &Tensor,
+        b: &Tensor,
+        bits: impl Fn(T) -> u64,
+        sign: u64,
+    ) -> Option<u64> {
+        let (x, y) = (a.view::<T>()?, b.view::<T>()?);
+        x.iter().zip(y.iter()).try_fold(0u64, |m, (&p, &q)| {
+            let (pf, qf): (f64, f64) = (p.into(), q.into());
+            if pf.is_nan() || qf.is_nan() {
+                return (pf.is_nan() && qf.is_nan()).then_some(m);
+            }
+            let d = (order(bits(p), sign) - order(bits(q), sign)).unsigned_abs() as u64;
+            Some(m.max(d))
+        })
+    }
+    match a {
+        Tensor::F32(_) => dist::<f32>(a, b, |v| v.to_bits() as u64, 1 << 31),
+        Tensor::F64(_) => dist::<f64>(a, b, |v| v.to_bits(), 1 << 63),
+        Tensor::F16(_) => dist::<ovir::half::f16>(a, b, |v| v.to_bits() as u64, 1 << 15),
+        _ => None,
+    }
+}
+
 fn run_sample(dir: &Path) -> Result<(), String> {
+    let tolerance = match std::fs::read_to_string(dir.join("tolerance.txt")) {
+        Ok(text) => {
+            let n = text
+                .trim()
+                .strip_prefix("ulps ")
+                .and_then(|n| n.trim().parse::<u64>().ok())
+                .ok_or_else(|| format!("tolerance.txt: expected `ulps N`, found {text:?}"))?;
+            Some(n)
+        }
+        Err(_) => None,
+    };
     let model = Model::load(dir.join("model.xml")).map_err(|e| e.to_string())?;
     let g = model.graph();
     let mut inputs: Vec<(InputKey, Tensor)> = Vec::new();
@@ -68,6 +115,19 @@ fn run_sample(dir: &Path) -> Result<(), String> {
                 want.element_type(),
                 want.shape()
             ));
+        }
+        if let Some(n) = tolerance
+            && !same_bits(&got, &want)
+        {
+            match ulps(&got, &want) {
+                Some(d) if d <= n => continue,
+                d => {
+                    return Err(format!(
+                        "output {k} ({}): values differ by {d:?} ulps (tolerance {n}):\n got {got:?}\nwant {want:?}",
+                        out.name
+                    ));
+                }
+            }
         }
         if !same_bits(&got, &want) {
             return Err(format!(

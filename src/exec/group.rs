@@ -55,7 +55,7 @@ pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
 
 /// Whether a layer can be a member of a fused group: a fusable op with one output and
 /// exactly the inputs it combines.
-fn fusable_node(node: &crate::graph::Node) -> bool {
+pub(super) fn fusable_node(node: &crate::graph::Node) -> bool {
     node.op
         .fusable()
         .is_some_and(|f| f.data_inputs() == node.inputs.len())

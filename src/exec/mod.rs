@@ -400,7 +400,7 @@ fn execute(
                     .map_err(|e| (i, e))
             }
             Role::Opaque(_) => Err((i, internal(g, i, "an opaque layer reached execution"))),
-            Role::Compute if group.len() > 1 || node.op.fusable().is_some() => {
+            Role::Compute if group.len() > 1 || group::fusable_node(node) => {
                 group::run(g, group, &mut values, &uses, &mut budget)
                     .map(|t| Outs::One(Value::Tensor(t)))
             }

@@ -119,6 +119,45 @@ impl Op for Convert {
     }
 }
 
+/// ConvertLike-1: input 0 converted to the element type of input 1 (whose values are not
+/// read), by Convert-1's rules.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConvertLike;
+
+pub const CONVERT_LIKE: OpDef = OpDef {
+    name: "ConvertLike",
+    version: 1,
+    inputs: Arity::exactly(2),
+    outputs: Arity::exactly(1),
+    parse: |_| Ok(Box::new(ConvertLike)),
+};
+
+impl Op for ConvertLike {
+    fn def(&self) -> Option<&'static OpDef> {
+        Some(&CONVERT_LIKE)
+    }
+
+    fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
+        match cx.input(1).element_type {
+            ElementType::Dynamic => Some(vec![TensorType::new(
+                ElementType::Dynamic,
+                cx.input(0).shape.clone(),
+            )]),
+            to => Convert {
+                destination_type: to,
+            }
+            .infer(cx),
+        }
+    }
+
+    fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
+        Convert {
+            destination_type: cx.value(1).element_type(),
+        }
+        .eval(cx)
+    }
+}
+
 impl Convert {
     /// The tensor `t` converted to `destination_type`.
     pub fn eval_tensor(&self, t: &Tensor) -> Result<Tensor, EvalError> {

@@ -20,9 +20,11 @@ pub mod opaque;
 pub mod opset_table;
 pub mod packed;
 pub mod parameter;
+pub mod prelu;
 pub mod reduce;
 pub mod reshape;
 pub mod result;
+pub mod select;
 pub mod shape_of;
 pub mod split;
 pub mod squeeze;
@@ -267,6 +269,9 @@ const OWN: &[&OpDef] = &[
     &constant::DEF,
     &result::DEF,
     &convert::DEF,
+    &convert::CONVERT_LIKE,
+    &select::DEF,
+    &prelu::DEF,
     &shape_of::DEF_1,
     &shape_of::DEF_3,
     &concat::DEF,

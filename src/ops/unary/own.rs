@@ -113,19 +113,77 @@ impl Unary for Elu {
     }
 }
 
-/// `x/2 · (1 + erf(x/√2))`, as `x/2 · erfc(−x/√2)`.
+/// `a · b` as an unevaluated sum `hi + lo` (exact: `lo` is the product's rounding error).
 #[inline(always)]
-fn gelu_erf<F: Float>(x: F) -> F {
-    let half = F::of_f64(0.5);
-    half * x * (-x * F::of_f64(std::f64::consts::FRAC_1_SQRT_2)).erfc()
+fn two_prod<F: Float>(a: F, b: F) -> (F, F) {
+    let p = a * b;
+    (p, a.mul_add(b, -p))
 }
 
-/// `x/2 · (1 + tanh(√(2/π)(x + 0.044715x³)))`, as `x / (1 + e^−2u)`.
+/// `a + b` as `hi + lo` (exact, any order of magnitude).
+#[inline(always)]
+fn two_sum<F: Float>(a: F, b: F) -> (F, F) {
+    let s = a + b;
+    let v = s - a;
+    (s, (a - (s - v)) + (b - v))
+}
+
+/// `(hi + lo) · (c_hi + c_lo)` to about twice the type's precision.
+#[inline(always)]
+fn dd_mul<F: Float>((hi, lo): (F, F), c_hi: F, c_lo: F) -> (F, F) {
+    let (p, e) = two_prod(hi, c_hi);
+    (p, e + hi * c_lo + lo * c_hi)
+}
+
+/// 1/√2 and √(2/π) as `hi + lo`, and 0.044715 (the spec's constant, a decimal) likewise.
+const FRAC_1_SQRT_2: (f64, f64) = (std::f64::consts::FRAC_1_SQRT_2, -4.833_646_656_726_457e-17);
+const SQRT_2_OVER_PI: (f64, f64) = (0.797_884_560_802_865_4, -4.984_654_404_555_46e-17);
+const GELU_K: (f64, f64) = (0.044715, 2.196_021_142_708_559_5e-18);
+
+/// `x/2 · (1 + erf(x/√2))`, as `x/2 · erfc(−x/√2)`. The argument `z = −x/√2` is carried to
+/// twice the precision (`z + dz`) and erfc corrected to first order,
+/// `erfc(z + dz) ≈ erfc(z) − dz · 2/√π · e^(−z²)`: where the result is tiny (x ≪ 0) erfc's
+/// relative slope is about 2z, so an argument rounded once would cost 2z² ulps.
+#[inline(always)]
+fn gelu_erf<F: Float>(x: F) -> F {
+    let (c_hi, c_lo) = (F::of_f64(FRAC_1_SQRT_2.0), F::of_f64(FRAC_1_SQRT_2.1));
+    let (p, dp) = dd_mul((x, F::ZERO), c_hi, c_lo);
+    let (z, dz) = (-p, -dp);
+    let mut e = z.erfc();
+    if z.abs() < F::of_f64(27.0) && dz != F::ZERO {
+        let two_over_sqrt_pi = F::of_f64(std::f64::consts::FRAC_2_SQRT_PI);
+        e = e - dz * two_over_sqrt_pi * (-(z * z)).exp();
+    }
+    super::table::times(F::of_f64(0.5) * x, e)
+}
+
+/// `x/2 · (1 + tanh(√(2/π)(x + 0.044715x³)))`, as `x / (1 + e^−2u)`. `u` is carried to twice
+/// the precision (`u + du`) and `e^(−2u − 2du) ≈ e^(−2u)(1 − 2du)`: where the result is tiny
+/// (x ≪ 0, u ≈ −300 at x = −20) an argument rounded once would cost 2|u| ulps.
 #[inline(always)]
 fn gelu_tanh<F: Float>(x: F) -> F {
-    let c = F::of_f64((2.0 / std::f64::consts::PI).sqrt());
-    let u = c * (x + F::of_f64(0.044715) * x * x * x);
-    let d = F::ONE + (-(u + u)).exp();
+    if x.is_nan() || x.abs() > F::of_f64(1e5) {
+        // Beyond ±1e5 the result is x, or a zero of x's sign, to far below an ulp (and x³
+        // would overflow the double-precision steps).
+        return if x > F::ZERO || x.is_nan() {
+            x
+        } else {
+            F::ZERO.copysign(x)
+        };
+    }
+    let x2 = two_prod(x, x);
+    let x3 = dd_mul(x2, x, F::ZERO);
+    let kx3 = dd_mul(x3, F::of_f64(GELU_K.0), F::of_f64(GELU_K.1));
+    let (s, ds) = two_sum(x, kx3.0);
+    let (u, du) = dd_mul(
+        (s, ds + kx3.1),
+        F::of_f64(SQRT_2_OVER_PI.0),
+        F::of_f64(SQRT_2_OVER_PI.1),
+    );
+    let two = F::of_f64(2.0);
+    let e = (-(two * u)).exp();
+    let e = if e.is_infinite() { e } else { e - e * two * du };
+    let d = F::ONE + e;
     if d.is_infinite() {
         // x far below 0: the quotient underflows to −0, as the formula's limit.
         F::ZERO.copysign(x)
@@ -260,7 +318,7 @@ impl Unary for Swish {
 
     #[inline(always)]
     fn float<F: Float>(self, x: F) -> F {
-        x * super::table::sigmoid(F::of_f64(self.beta) * x)
+        super::table::times(x, super::table::sigmoid(F::of_f64(self.beta) * x))
     }
 }
 
@@ -347,7 +405,8 @@ impl Unary for HardSigmoid {
 
     #[inline(always)]
     fn float<F: Float>(self, x: F) -> F {
-        let y = F::of_f64(self.alpha) * x + F::of_f64(self.beta);
+        // One rounding (the two of `α x + β` cancel badly where the result is near 0).
+        let y = F::of_f64(self.alpha).mul_add(x, F::of_f64(self.beta));
         if y > F::ONE {
             F::ONE
         } else if y > F::ZERO || y.is_nan() {

@@ -37,7 +37,7 @@ unary_table! {
             int |x| Ok(if x.is_negative() { T::ZERO.wrapping_sub(x) } else { x }),
             float |x| x.abs();
         /// Negative-1: `−x`, wrapping.
-        Negative NEGATIVE: "Negative"-1, NUMERIC, exact: true,
+        Negative NEGATIVE: "Negative"-1, SIGNED, exact: true,
             int |x| Ok(T::ZERO.wrapping_sub(x)),
             float |x| -x;
         /// Sign-1: −1, 0 or 1.
@@ -71,60 +71,60 @@ unary_table! {
             int |x| no_int(),
             float |x| x.exp();
         /// Log-1: the natural logarithm.
-        Log LOG: "Log"-1, FLOAT, exact: false,
-            int |x| no_int(),
+        Log LOG: "Log"-1, NUMERIC, exact: false,
+            int |x| int_round(x, Float::ln),
             float |x| x.ln();
         /// Sin-1.
-        Sin SIN: "Sin"-1, FLOAT, exact: false,
-            int |x| no_int(),
+        Sin SIN: "Sin"-1, NUMERIC, exact: false,
+            int |x| int_trig(x, 0),
             float |x| x.sin();
         /// Cos-1.
-        Cos COS: "Cos"-1, FLOAT, exact: false,
-            int |x| no_int(),
+        Cos COS: "Cos"-1, NUMERIC, exact: false,
+            int |x| int_trig(x, 1),
             float |x| x.cos();
         /// Tan-1.
-        Tan TAN: "Tan"-1, FLOAT, exact: false,
-            int |x| no_int(),
+        Tan TAN: "Tan"-1, NUMERIC, exact: false,
+            int |x| int_trig(x, 2),
             float |x| x.tan();
         /// Asin-1.
-        Asin ASIN: "Asin"-1, FLOAT, exact: false,
-            int |x| no_int(),
+        Asin ASIN: "Asin"-1, NUMERIC, exact: false,
+            int |x| int_round(x, Float::asin),
             float |x| x.asin();
         /// Acos-1.
-        Acos ACOS: "Acos"-1, FLOAT, exact: false,
-            int |x| no_int(),
+        Acos ACOS: "Acos"-1, NUMERIC, exact: false,
+            int |x| int_round(x, Float::acos),
             float |x| x.acos();
         /// Atan-1.
-        Atan ATAN: "Atan"-1, FLOAT, exact: false,
-            int |x| no_int(),
+        Atan ATAN: "Atan"-1, NUMERIC, exact: false,
+            int |x| int_round(x, Float::atan),
             float |x| x.atan();
         /// Sinh-1.
-        Sinh SINH: "Sinh"-1, FLOAT, exact: false,
-            int |x| no_int(),
+        Sinh SINH: "Sinh"-1, NUMERIC, exact: false,
+            int |x| int_round(x, Float::sinh),
             float |x| x.sinh();
         /// Cosh-1.
-        Cosh COSH: "Cosh"-1, FLOAT, exact: false,
-            int |x| no_int(),
+        Cosh COSH: "Cosh"-1, NUMERIC, exact: false,
+            int |x| int_round(x, Float::cosh),
             float |x| x.cosh();
         /// Tanh-1.
-        Tanh TANH: "Tanh"-1, FLOAT, exact: false,
-            int |x| no_int(),
+        Tanh TANH: "Tanh"-1, NUMERIC, exact: false,
+            int |x| int_round(x, Float::tanh),
             float |x| x.tanh();
         /// Asinh-3 (OpenVINO names it Asinh-4: the version of opset4, where it first appears).
-        Asinh ASINH: "Asinh"-4, FLOAT, exact: false,
-            int |x| no_int(),
+        Asinh ASINH: "Asinh"-4, NUMERIC, exact: false,
+            int |x| int_round(x, Float::asinh),
             float |x| x.asinh();
         /// Acosh-3 (OpenVINO names it Acosh-4).
-        Acosh ACOSH: "Acosh"-4, FLOAT, exact: false,
-            int |x| no_int(),
+        Acosh ACOSH: "Acosh"-4, NUMERIC, exact: false,
+            int |x| int_round(x, Float::acosh),
             float |x| x.acosh();
         /// Atanh-3 (OpenVINO names it Atanh-4).
-        Atanh ATANH: "Atanh"-4, FLOAT, exact: false,
-            int |x| no_int(),
+        Atanh ATANH: "Atanh"-4, NUMERIC, exact: false,
+            int |x| Ok(int_atanh(x)),
             float |x| x.atanh();
         /// Erf-1: the Gauss error function.
-        Erf ERF: "Erf"-1, FLOAT, exact: false,
-            int |x| no_int(),
+        Erf ERF: "Erf"-1, NUMERIC, exact: false,
+            int |x| int_round(x, Float::erf),
             float |x| x.erf();
         /// Sigmoid-1: `1 / (1 + e^−x)`.
         Sigmoid SIGMOID: "Sigmoid"-1, FLOAT, exact: false,
@@ -137,7 +137,7 @@ unary_table! {
         /// HSwish-4: `x · min(max(x + 3, 0), 6) / 6`.
         HSwish HSWISH: "HSwish"-4, FLOAT, exact: false,
             int |x| no_int(),
-            float |x| x * hsigmoid(x);
+            float |x| times(x, hsigmoid(x));
         /// SoftPlus-4: `ln(1 + e^x)`.
         SoftPlus SOFTPLUS: "SoftPlus"-4, FLOAT, exact: false,
             int |x| no_int(),
@@ -149,7 +149,7 @@ unary_table! {
         /// Mish-4: `x · tanh(ln(1 + e^x))`.
         Mish MISH: "Mish"-4, FLOAT, exact: false,
             int |x| no_int(),
-            float |x| x * softplus(x).tanh();
+            float |x| times(x, softplus(x).tanh());
     }
     own { Clamp, Elu, Gelu, Gelu7, Round, Swish, Selu, HardSigmoid }
 }
@@ -171,10 +171,83 @@ fn int_sqrt<T: Int>(x: T) -> Result<T, ElemError> {
     Ok(T::from_num(crate::num::Num::Int(r as i128)))
 }
 
-/// `1 / (1 + e^−x)`.
+/// An elementary function of an integer (types the spec allows for it, with no integer rule
+/// of its own but Sqrt's and Tanh's): the exact function in f64, rounded to the nearest
+/// integer, halves away from zero (the spec's "rounded half up" of Sqrt and Tanh, whose
+/// results are never negative halves). A result that is not a number (log of 0 or of a
+/// negative value, asin of 2) or does not fit the type is an error. i64 and u64 values above
+/// 2^53 are rounded to f64 first (but for Sin, Cos and Tan, [`int_trig`]).
+#[inline(always)]
+fn int_round<T: Int>(x: T, f: impl Fn(f64) -> f64) -> Result<T, ElemError> {
+    to_int(f(x.to_f64()))
+}
+
+/// Sin (0), Cos (1) or Tan (2) of an integer, rounded as [`int_round`]. An i64 or u64 above
+/// 2^53 is split into the f64 nearest it and the (small, exact) rest, and the angle-sum
+/// formulas join the two: the periodic functions of a rounded argument would be meaningless.
+#[inline(always)]
+fn int_trig<T: Int>(x: T, which: u8) -> Result<T, ElemError> {
+    let v = x.to_i128();
+    let hi = v as f64;
+    let lo = (v - hi as i128) as f64;
+    let (sh, ch) = (Float::sin(hi), Float::cos(hi));
+    let (sl, cl) = (Float::sin(lo), Float::cos(lo));
+    let (sin, cos) = (sh * cl + ch * sl, ch * cl - sh * sl);
+    to_int(match which {
+        0 => sin,
+        1 => cos,
+        _ => sin / cos,
+    })
+}
+
+/// `y` rounded to the nearest integer of type T, halves away from zero; an error when it is
+/// not a number or does not fit.
+#[inline(always)]
+fn to_int<T: Int>(y: f64) -> Result<T, ElemError> {
+    let y = y.round();
+    if y.is_nan() {
+        return Err(ElemError::Undefined("a result that is not a number"));
+    }
+    if y < T::MIN.to_f64() || y > T::MAX.to_f64() || y.is_infinite() {
+        return Err(ElemError::Undefined("a result outside the type's range"));
+    }
+    Ok(T::from_num(crate::num::Num::Int(y as i128)))
+}
+
+/// Atanh-3's integer rule: the type's minimum for x ≤ −1, its maximum for x ≥ 1, else
+/// atanh(0) = 0.
+#[inline(always)]
+fn int_atanh<T: Int>(x: T) -> T {
+    if x == T::ZERO {
+        T::ZERO
+    } else if x.is_negative() {
+        T::MIN
+    } else {
+        T::MAX
+    }
+}
+
+/// `1 / (1 + e^−x)`, as `e^x / (1 + e^x)` for negative x (no overflow of `e^−x` where the
+/// result is still a subnormal).
 #[inline(always)]
 pub fn sigmoid<F: Float>(x: F) -> F {
-    F::ONE / (F::ONE + (-x).exp())
+    if x < F::ZERO {
+        let e = x.exp();
+        e / (F::ONE + e)
+    } else {
+        F::ONE / (F::ONE + (-x).exp())
+    }
+}
+
+/// `x · g` for a factor `g ≥ 0` that vanishes as x → −∞ (Swish, Mish, HSwish, Gelu): where
+/// `g` is 0 the product is a zero of x's sign, so that the limit at −∞ is −0, not −∞ · 0 = NaN.
+#[inline(always)]
+pub fn times<F: Float>(x: F, g: F) -> F {
+    if g == F::ZERO {
+        F::ZERO.copysign(x)
+    } else {
+        x * g
+    }
 }
 
 /// `min(max(x + 3, 0), 6) / 6`.
