@@ -1,8 +1,7 @@
 //! Fused and in-place execution (`Model::run`) against layer-by-layer execution
-//! (`Model::run_observed`, which never fuses): random graphs of arithmetic layers (Subtract,
-//! Divide, Add, Multiply) over
-//! broadcast shapes and several element types must give bit-identical outputs, and the same
-//! error (layer and element) when an integer division fails.
+//! (`Model::run_observed`, which never fuses): random graphs of elementwise layers (the
+//! arithmetic family, unary ops) over broadcast shapes and several element types must give
+//! bit-identical outputs, and the same error (layer and element) when an integer case fails.
 
 use std::fmt::Write;
 
@@ -104,9 +103,47 @@ fn case(rng: &mut Rng, ty: &str) -> Case {
     for l in 0..layers {
         let id = params + l;
         let x = if long && l > 0 { id - 1 } else { rng.below(id) };
+        let float = ty.starts_with('f');
+        // A unary layer: one input, read again later by other layers now and then.
+        if rng.below(4) == 0 {
+            let kinds: &[&str] = if float {
+                &[
+                    "Exp", "Sigmoid", "Tanh", "Relu", "Abs", "Floor", "Gelu", "Mish", "Sqrt",
+                ]
+            } else if ty.starts_with('u') {
+                &["Abs", "Relu", "Sqrt", "Floor", "Sign"]
+            } else {
+                &["Abs", "Relu", "Negative", "Sqrt", "Sign"]
+            };
+            let kind = kinds[rng.below(kinds.len())];
+            let version = match kind {
+                "Gelu" => "opset7",
+                "Mish" => "opset4",
+                _ => "opset1",
+            };
+            writeln!(
+                xml,
+                "<layer id=\"{id}\" name=\"l{l}\" type=\"{kind}\" version=\"{version}\"><input><port id=\"0\" precision=\"{prec}\">{}</port></input><output><port id=\"1\" precision=\"{prec}\" names=\"l{l}\">{}</port></output></layer>",
+                dims(&shapes[x]),
+                dims(&shapes[x])
+            )
+            .unwrap();
+            edges.push((x, id, 0, 1));
+            shapes.push(shapes[x].clone());
+            if l + 1 == layers || rng.below(6) == 0 {
+                results.push(id);
+            }
+            continue;
+        }
         let y = rng.below(id);
         let out = broadcast(&shapes[x], &shapes[y]);
-        let (kind, data) = match rng.below(6) {
+        let (kind, data) = match rng.below(9) {
+            6 => ("Maximum", String::from("auto_broadcast=\"numpy\"")),
+            7 => ("FloorMod", String::from("auto_broadcast=\"numpy\"")),
+            8 => (
+                "SquaredDifference",
+                String::from("auto_broadcast=\"numpy\""),
+            ),
             0 | 1 => ("Subtract", String::from("auto_broadcast=\"numpy\"")),
             2 => ("Add", String::from("auto_broadcast=\"numpy\"")),
             3 => ("Multiply", String::from("auto_broadcast=\"numpy\"")),
@@ -126,8 +163,8 @@ fn case(rng: &mut Rng, ty: &str) -> Case {
             dims(&out)
         )
         .unwrap();
-        edges.push((x, id, 0));
-        edges.push((y, id, 1));
+        edges.push((x, id, 0, 2));
+        edges.push((y, id, 1, 2));
         shapes.push(out);
         if l + 1 == layers || rng.below(6) == 0 {
             results.push(id);
@@ -140,11 +177,14 @@ fn case(rng: &mut Rng, ty: &str) -> Case {
             dims(&shapes[r])
         )
         .unwrap();
-        edges.push((r, next, 0));
+        edges.push((r, next, 0, 0));
     }
     xml.push_str("</layers>\n<edges>\n");
-    for (from, to, port) in edges {
-        let from_port = if from < params { 0 } else { 2 };
+    // (from layer, to layer, to port, the output port of a computed `from` layer)
+    let out_port: std::collections::HashMap<usize, usize> =
+        edges.iter().map(|&(_, to, _, p)| (to, p)).collect();
+    for &(from, to, port, _) in &edges {
+        let from_port = if from < params { 0 } else { out_port[&from] };
         writeln!(
             xml,
             "<edge from-layer=\"{from}\" from-port=\"{from_port}\" to-layer=\"{to}\" to-port=\"{port}\"/>"

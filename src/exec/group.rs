@@ -154,11 +154,12 @@ pub(super) fn run(
     };
     // A leaf whose last use is this group, of the output's shape and not shared, lends its
     // buffer to the output.
+    // Counted over the members' input edges: a unary step names its one input twice.
     let refs = |l: usize| {
-        operands
+        members
             .iter()
-            .flatten()
-            .filter(|&&o| o == Operand::Leaf(l))
+            .flat_map(|&m| &g.nodes[m].inputs)
+            .filter(|p| p.source == leaves[l])
             .count()
     };
     let reusable = (0..leaves.len()).find(|&l| {
