@@ -71,6 +71,27 @@ def workloads():
     w["chain of 8 sub/div"] = model("chain8", x, [a, b])
     a, b = param("a", f32, [2, 3]), param("b", f32, [2, 3])
     w["tiny [2,3] sub (per call)"] = model("tiny", ops.subtract(a, b), [a, b])
+    # The elementwise ops of issue 18.
+    a, b = param("a", f32), param("b", f32)
+    w["f32 add"] = model("add", ops.add(a, b), [a, b])
+    a, b = param("a", f32), param("b", f32)
+    w["f32 multiply"] = model("mul", ops.multiply(a, b), [a, b])
+    a, b = param("a", f32), param("b", f32, [64, 1, 64, 1])
+    w["f32 maximum, b [64,1,64,1]"] = model("max_bcast", ops.maximum(a, b), [a, b])
+    a, b = param("a", i32), param("b", i32)
+    w["i32 floormod"] = model("i32_floormod", ops.floor_mod(a, b), [a, b])
+    a, b = param("a", f32), param("b", f32)
+    w["f32 less -> boolean"] = model("less", ops.less(a, b), [a, b])
+    for name, make in (("exp", ops.exp), ("sigmoid", ops.sigmoid), ("tanh", ops.tanh), ("erf", ops.erf),
+                       ("gelu", lambda x: ops.gelu(x, "erf")), ("swish", ops.swish)):
+        a = param("a", f32)
+        w[f"f32 {name}"] = model(name, make(a), [a])
+    a = param("a", f32)
+    scale = ops.constant(np.linspace(0.5, 1.5, 64, dtype=np.float32).reshape([1, 64, 1, 1]))
+    bias = ops.constant(np.linspace(-1, 1, 64, dtype=np.float32).reshape([1, 64, 1, 1]))
+    w["f32 relu(x*scale+bias), per channel"] = model("scale_bias_relu", ops.relu(ops.add(ops.multiply(a, scale), bias)), [a])
+    a, b, c = param("a", f16), param("b", f16), param("c", f16)
+    w["f16 a*b+c"] = model("f16_madd", ops.add(ops.multiply(a, b), c), [a, b, c])
     return w
 
 

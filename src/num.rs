@@ -369,9 +369,29 @@ macro_rules! float_class {
             }
             elementary!($t: exp exp exp_m1 expm1 ln log ln_1p log1p sin sin cos cos tan tan
                 asin asin acos acos atan atan sinh sinh cosh cosh tanh tanh asinh asinh
-                acosh acosh atanh atanh erf erf erfc erfc);
+                atanh atanh erf erf erfc erfc);
+            #[inline(always)]
+            fn acosh(self) -> Self {
+                // The libm crate's acosh (0.2.16) returns finite values for some x in
+                // (-2^26, -2]; acosh is NaN below 1.
+                if self < 1.0 {
+                    <$t>::NAN
+                } else {
+                    libm_acosh!($t)(self)
+                }
+            }
         }
     )*};
+}
+
+/// The `libm` crate's acosh for each float type (f32 through f64).
+macro_rules! libm_acosh {
+    (f32) => {
+        |x: f32| libm::acosh(x as f64) as f32
+    };
+    (f64) => {
+        libm::acosh
+    };
 }
 
 /// The `libm` crate's fused multiply-add for each float type.

@@ -181,14 +181,14 @@ fn gelu_tanh<F: Float>(x: F) -> F {
         F::of_f64(SQRT_2_OVER_PI.1),
     );
     let two = F::of_f64(2.0);
-    let e = (-(two * u)).exp();
-    let e = if e.is_infinite() { e } else { e - e * two * du };
-    let d = F::ONE + e;
-    if d.is_infinite() {
-        // x far below 0: the quotient underflows to −0, as the formula's limit.
-        F::ZERO.copysign(x)
+    if u < F::ZERO {
+        // x · t / (1 + t), t = e^2u ≤ 1: e^−2u would overflow before the result underflows.
+        let t = (two * u).exp();
+        let t = t + t * two * du;
+        super::table::times(x, t / (F::ONE + t))
     } else {
-        x / d
+        let e = (-(two * u)).exp();
+        x / (F::ONE + (e - e * two * du))
     }
 }
 
