@@ -68,17 +68,17 @@ super::arith_table! {
             float |a, b| { let d = a - b; d * d },
             bounds |_a, _b| None;
         /// FloorMod-1: the floored remainder (the divisor's sign).
-        FloorMod FLOOR_MOD: "FloorMod"-1,
+        FloorMod FLOOR_MOD: "FloorMod"-1, chains: false,
             int |a, b| int_rem(a, b, true),
             float |a, b| float_floor_mod(a, b),
             bounds |_a, _b| None;
         /// Mod-1: the truncated remainder (the dividend's sign).
-        Mod MOD: "Mod"-1,
+        Mod MOD: "Mod"-1, chains: false,
             int |a, b| int_rem(a, b, false),
             float |a, b| a % b,
             bounds |_a, _b| None;
         /// Power-1: `a` to the power `b`.
-        Power POWER: "Power"-1,
+        Power POWER: "Power"-1, chains: false,
             int |a, b| int_pow(a, b),
             float |a, b| a.powf(b),
             bounds |_a, _b| None;

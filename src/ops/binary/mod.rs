@@ -50,6 +50,12 @@ pub trait Arith: Copy + fmt::Debug + PartialEq + Send + Sync + Into<ArithOp> + '
     /// The float rule, in the float type (f16 and bf16 call it on f32 and round once).
     fn float<F: Float>(self, a: F, b: F) -> F;
 
+    /// Whether a chain of float steps may hold this op in registers ([`ArithOp::visit`]):
+    /// not for rules that call a library function per element (Power, FloorMod, Mod), whose
+    /// code in every chain loop made the chains of the other ops 1.3-1.6x slower. Such a step
+    /// still fuses, tile by tile.
+    const CHAINS: bool = true;
+
     /// The rule on two bounds of integer values (i128, where [`BIG`] stands for an unbounded
     /// upper bound), for interval bounds of shape values: the result's bounds are the extremes
     /// of the rule over the corners of the inputs' intervals. `None`: the op gives no bounds.
@@ -76,7 +82,7 @@ macro_rules! arith_table {
     (
         rows {$(
             $(#[$doc:meta])*
-            $ty:ident $const:ident: $name:literal-$version:literal,
+            $ty:ident $const:ident: $name:literal-$version:literal $(, chains: $chains:literal)?,
                 int |$a:ident, $b:ident| $int:expr,
                 float |$fa:ident, $fb:ident| $float:expr,
                 bounds |$ba:ident, $bb:ident| $bounds:expr;
@@ -91,6 +97,7 @@ macro_rules! arith_table {
             impl Arith for $ty {
                 const NAME: &'static str = $name;
                 const VERSION: u32 = $version;
+                const CHAINS: bool = true $(&& $chains)?;
 
                 fn parse(_: &Attrs) -> Result<Self, Vec<AttrError>> {
                     Ok($ty)
@@ -127,10 +134,19 @@ macro_rules! arith_table {
             #[inline(always)]
             pub fn visit<F: Float, V: ArithVisitor<F>>(self, v: V) -> V::Out {
                 match self {
-                    $(ArithOp::$ty(k) => v.visit(
-                        #[inline(always)]
-                        move |a, b| Arith::float(k, a, b),
-                    ),)*
+                    // A row that does not chain never reaches a chain: its arm is a stub, so
+                    // that its rule's code is not compiled into every chain loop.
+                    $(ArithOp::$ty(k) => if <$ty as Arith>::CHAINS {
+                        v.visit(
+                            #[inline(always)]
+                            move |a, b| Arith::float(k, a, b),
+                        )
+                    } else {
+                        v.visit(
+                            #[inline(always)]
+                            |a, _| a,
+                        )
+                    },)*
                     $(ArithOp::$own(k) => v.visit(
                         #[inline(always)]
                         move |a, b| Arith::float(k, a, b),
@@ -432,7 +448,7 @@ impl<K: Arith> Fusable for Binary<K> {
     }
 
     fn chain_op(&self) -> Option<ArithOp> {
-        Some(self.op.into())
+        K::CHAINS.then(|| self.op.into())
     }
 }
 
