@@ -303,9 +303,7 @@ fn pair_map<T: Element, O: Element>(
         }
         .to_eval(&plan.out));
     }
-    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&plan.out), out)
-        .map(O::wrap)
-        .map_err(|_| EvalError::Internal("output size"))
+    crate::ops::kernel::tensor_from::<O>(&plan.out, out)
 }
 
 impl Op for Pairwise {
@@ -443,9 +441,7 @@ fn map_one<T: Element, O: Element>(x: &Tensor, f: impl Fn(T) -> O) -> Result<Ten
     let data = crate::ops::kernel::contiguous::<T>(x)
         .ok_or(EvalError::Types(x.element_type(), T::TYPE))?;
     let out: Vec<O> = data.iter().map(|&v| f(v)).collect();
-    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(x.shape()), out)
-        .map(O::wrap)
-        .map_err(|_| EvalError::Internal("output size"))
+    crate::ops::kernel::tensor_from::<O>(x.shape(), out)
 }
 
 impl Op for OneInput {

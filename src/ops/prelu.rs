@@ -114,9 +114,7 @@ fn run<T: PreluElem>(
             data.push(T::prelu(xd[ox + i], sd[os + i * step]));
         }
     });
-    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(out), data)
-        .map(T::wrap)
-        .map_err(|_| EvalError::Internal("output size"))
+    crate::ops::kernel::tensor_from::<T>(out, data)
 }
 
 impl Op for PRelu {

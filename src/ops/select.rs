@@ -116,9 +116,7 @@ fn select<T: Element>(
             }
         },
     );
-    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(out), data)
-        .map(T::wrap)
-        .map_err(|_| EvalError::Internal("output size"))
+    crate::ops::kernel::tensor_from::<T>(out, data)
 }
 
 impl Op for Select {

@@ -246,28 +246,9 @@ narrow_elems!(half::f16 half::bf16);
 pub struct ArithKernel<K>(pub K);
 
 impl<K: Arith, T: ArithElem> StepKernel<T> for ArithKernel<K> {
+    #[inline(always)]
     fn run(&self, a: Src<'_, T>, b: Src<'_, T>, out: Out<'_, T>) -> RunResult {
         T::run(self.0, a, b, out)
-    }
-
-    fn runs(
-        &self,
-        plan: &Plan,
-        start: usize,
-        a: &[T],
-        b: &[T],
-        out: Out<'_, T>,
-    ) -> Option<(usize, ElemError)> {
-        let k = self.0;
-        kernel::fused::runs_with(
-            plan,
-            start,
-            a,
-            b,
-            out,
-            #[inline(always)]
-            |x, y, o| T::run(k, x, y, o),
-        )
     }
 }
 

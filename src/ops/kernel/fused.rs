@@ -24,7 +24,8 @@ pub trait StepKernel<T>: Send + Sync {
 
     /// Writes output elements `start..start + out.len()` of `a op b` over `plan`'s broadcast
     /// runs, each operand read in place or repeated ([`runs_with`]); on failure, the first
-    /// failing output element and why.
+    /// failing output element and why. Every kernel's is this loop with its own `run` inlined
+    /// (monomorphised per kernel).
     fn runs(
         &self,
         plan: &Plan,
@@ -32,7 +33,20 @@ pub trait StepKernel<T>: Send + Sync {
         a: &[T],
         b: &[T],
         out: Out<'_, T>,
-    ) -> Option<(usize, ElemError)>;
+    ) -> Option<(usize, ElemError)>
+    where
+        T: Copy,
+    {
+        runs_with(
+            plan,
+            start,
+            a,
+            b,
+            out,
+            #[inline(always)]
+            |x, y, o| self.run(x, y, o),
+        )
+    }
 }
 
 /// The loop over a plan's runs that every [`StepKernel::runs`] is: `run`, the op's loop over one
@@ -533,9 +547,7 @@ pub fn unary<T: Element>(x: &Tensor, kernel: &dyn StepKernel<T>) -> Result<Tenso
         y: Operand::Leaf(0),
     };
     let out = fused(&[step], &[&data], None, &[kernel], None).map_err(|f| f.to_eval(&shape))?;
-    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), out)
-        .map(T::wrap)
-        .map_err(|_| EvalError::Internal("output size"))
+    crate::ops::kernel::tensor_from::<T>(&shape, out)
 }
 
 /// Computes `a op b` under `spec` with one step's kernel.

@@ -37,6 +37,13 @@ pub(crate) use simd::{LINE, Line, stream_lines, vectorised_for};
 use super::ElemError;
 use crate::tensor::{Element, Tensor};
 
+/// A row-major vector as a tensor of `shape` (an internal error if the sizes differ).
+pub fn tensor_from<T: Element>(shape: &[usize], data: Vec<T>) -> Result<Tensor, super::EvalError> {
+    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), data)
+        .map(T::wrap)
+        .map_err(|_| super::EvalError::Internal("output size"))
+}
+
 /// Outputs of at least this many elements are computed in parallel.
 pub const PARALLEL_MIN: usize = 1 << 16;
 

@@ -25,7 +25,7 @@ use std::fmt;
 use super::binary::{ArithOp, Fusable};
 use super::kernel::{self, Out, RunResult, Src, StepKernel};
 use super::{Arity, AttrError, Attrs, ElemError, EvalCx, EvalError, InferCx, Op, OpDef};
-use crate::broadcast::{AutoBroadcast, Plan};
+use crate::broadcast::AutoBroadcast;
 use crate::dtype::ElementType;
 use crate::num::{Cast, Float, Int, Num};
 use crate::shape::TensorType;
@@ -204,28 +204,9 @@ fn scalar_map<T: Copy>(a: Src<'_, T>, out: Out<'_, T>, f: impl Fn(T) -> T) {
 pub struct UnaryKernel<K>(pub K);
 
 impl<K: Unary, T: UnaryElem> StepKernel<T> for UnaryKernel<K> {
+    #[inline(always)]
     fn run(&self, a: Src<'_, T>, b: Src<'_, T>, out: Out<'_, T>) -> RunResult {
         T::run(self.0, a, b, out)
-    }
-
-    fn runs(
-        &self,
-        plan: &Plan,
-        start: usize,
-        a: &[T],
-        b: &[T],
-        out: Out<'_, T>,
-    ) -> Option<(usize, ElemError)> {
-        let k = self.0;
-        kernel::fused::runs_with(
-            plan,
-            start,
-            a,
-            b,
-            out,
-            #[inline(always)]
-            |x, y, o| T::run(k, x, y, o),
-        )
     }
 }
 
