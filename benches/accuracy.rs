@@ -24,9 +24,9 @@
 use std::time::Instant;
 
 use ndarray::{ArrayD, IxDyn};
-use ovir::Tensor;
 use ovir::ops::unary::table::*;
 use ovir::ops::unary::{Unary, UnaryOp};
+use ovir::{Element, Tensor};
 use rayon::prelude::*;
 
 mod c {
@@ -94,19 +94,17 @@ struct Fun {
     reference: fn(f64) -> f64,
 }
 
-fn run<K: Unary>(k: K) -> impl Fn(&Tensor) -> Tensor {
-    move |t| {
-        UnaryOp::new(k)
-            .eval_tensor(t)
-            .expect("a float kernel cannot fail")
-    }
+fn run<K: Unary>(k: K, t: &Tensor) -> Tensor {
+    UnaryOp::new(k)
+        .eval_tensor(t)
+        .expect("a float kernel cannot fail")
 }
 
 macro_rules! funs {
     ($($name:literal: $op:expr, |$x:ident| $reference:expr;)*) => {
         vec![$(Fun {
             name: $name,
-            ovir: |t| run($op)(t),
+            ovir: |t| run($op, t),
             reference: |$x| $reference,
         },)*]
     };
@@ -177,8 +175,10 @@ impl Stats {
 
 fn measure(f: &Fun, patterns: &[u32]) -> Stats {
     let xs: Vec<f32> = patterns.iter().map(|&b| f32::from_bits(b)).collect();
-    let t = f32::wrap_tensor(xs.clone());
+    let n = xs.len();
+    let t = f32::wrap(ArrayD::from_shape_vec(IxDyn(&[n]), xs).expect("a 1-D shape"));
     let out = (f.ovir)(&t);
+    let xs = t.view::<f32>().expect("an f32 input");
     let got = out.view::<f32>().expect("an f32 output");
     let mut s = Stats::default();
     for (&x, &y) in xs.iter().zip(got.iter()) {
@@ -205,17 +205,6 @@ fn measure(f: &Fun, patterns: &[u32]) -> Stats {
         }
     }
     s
-}
-
-trait WrapTensor {
-    fn wrap_tensor(v: Vec<f32>) -> Tensor;
-}
-
-impl WrapTensor for f32 {
-    fn wrap_tensor(v: Vec<f32>) -> Tensor {
-        let n = v.len();
-        Tensor::F32(ArrayD::from_shape_vec(IxDyn(&[n]), v).expect("a 1-D shape"))
-    }
 }
 
 fn main() {

@@ -278,38 +278,23 @@ def write_all(g):
                       for v in np.asarray(x, dtype=np.float64).ravel()]).reshape(np.shape(x))
         return np.copysign(r, np.asarray(x, dtype=np.float64)).astype(x.dtype)  # C round keeps the sign
 
-    def relu_f(x):
-        return np.where((x > 0) | np.isnan(x), x, np.zeros_like(x))
-
-    def sign_f(x):
-        return np.where(np.isnan(x) | (x == 0), x, np.copysign(np.ones_like(x), x))
-
-    exact_float = {
-        "Abs": np.abs, "Negative": np.negative, "Sign": sign_f, "Ceiling": np.ceil, "Floor": np.floor,
-        "Sqrt": np.sqrt, "Relu": relu_f,
-    }
-    for name, fn in exact_float.items():
+    # The exact rules the differential run uses, plus Sqrt (integers: half-up root, no negatives).
+    exact = dict(spec.UNARY_SPECS)
+    exact["Sqrt"] = (np.sqrt, lambda x: np.array([int_sqrt_half_up(int(v)) for v in x], dtype=x.dtype))
+    for name, (float_rule, int_rule) in exact.items():
         for t in spec.TYPES:
             if name == "Negative" and t.startswith("u"):
                 continue  # Negative-1 takes signed types only
             if t in spec.FLOATS:
                 x = float_edges(spec, t)
                 with np.errstate(all="ignore"):
-                    want = in_f32(t, fn)(x)
+                    want = in_f32(t, float_rule)(x)
             else:
                 x = int_edges(spec, t)
                 if name == "Sqrt":
                     x = x[x >= 0]
-                    want = np.array([int_sqrt_half_up(int(v)) for v in x], dtype=spec.NP[t])
-                elif name == "Sign":
-                    want = np.sign(x).astype(spec.NP[t])
-                elif name in ("Ceiling", "Floor"):
-                    want = x.copy()
-                elif name == "Relu":
-                    want = np.maximum(x, 0).astype(spec.NP[t])
-                else:
-                    with np.errstate(all="ignore"):
-                        want = fn(x).astype(spec.NP[t])
+                with np.errstate(all="ignore"):
+                    want = int_rule(x).astype(spec.NP[t])
             d = case(f"{name.lower()}_{t}", {"x": (t, x)}, lambda p, name=name: fac.create(name, p, {}), [(t, want)])
             if t in ("f32", "i32") and name not in ("Sign", "Relu"):
                 cross_check(d, {"x": (t, x)}, want, t)

@@ -377,21 +377,11 @@ macro_rules! float_class {
                 if self < 1.0 {
                     <$t>::NAN
                 } else {
-                    libm_acosh!($t)(self)
+                    libm::acosh(self as f64) as $t
                 }
             }
         }
     )*};
-}
-
-/// The `libm` crate's acosh for each float type (f32 through f64).
-macro_rules! libm_acosh {
-    (f32) => {
-        |x: f32| libm::acosh(x as f64) as f32
-    };
-    (f64) => {
-        libm::acosh
-    };
 }
 
 /// The `libm` crate's fused multiply-add for each float type.

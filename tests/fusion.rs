@@ -98,7 +98,10 @@ fn case(rng: &mut Rng, ty: &str) -> Case {
     } else {
         1 + rng.below(8)
     };
+    // (from layer, its output port, to layer, input port); a layer's output port id follows its
+    // inputs' (Parameters: 0, unary layers: 1, binary layers: 2).
     let mut edges = Vec::new();
+    let mut out_port = vec![0; params];
     let mut results = Vec::new();
     for l in 0..layers {
         let id = params + l;
@@ -128,7 +131,8 @@ fn case(rng: &mut Rng, ty: &str) -> Case {
                 dims(&shapes[x])
             )
             .unwrap();
-            edges.push((x, id, 0, 1));
+            edges.push((x, out_port[x], id, 0));
+            out_port.push(1);
             shapes.push(shapes[x].clone());
             if l + 1 == layers || rng.below(6) == 0 {
                 results.push(id);
@@ -163,8 +167,9 @@ fn case(rng: &mut Rng, ty: &str) -> Case {
             dims(&out)
         )
         .unwrap();
-        edges.push((x, id, 0, 2));
-        edges.push((y, id, 1, 2));
+        edges.push((x, out_port[x], id, 0));
+        edges.push((y, out_port[y], id, 1));
+        out_port.push(2);
         shapes.push(out);
         if l + 1 == layers || rng.below(6) == 0 {
             results.push(id);
@@ -177,14 +182,10 @@ fn case(rng: &mut Rng, ty: &str) -> Case {
             dims(&shapes[r])
         )
         .unwrap();
-        edges.push((r, next, 0, 0));
+        edges.push((r, out_port[r], next, 0));
     }
     xml.push_str("</layers>\n<edges>\n");
-    // (from layer, to layer, to port, the output port of a computed `from` layer)
-    let out_port: std::collections::HashMap<usize, usize> =
-        edges.iter().map(|&(_, to, _, p)| (to, p)).collect();
-    for &(from, to, port, _) in &edges {
-        let from_port = if from < params { 0 } else { out_port[&from] };
+    for (from, from_port, to, port) in edges {
         writeln!(
             xml,
             "<edge from-layer=\"{from}\" from-port=\"{from_port}\" to-layer=\"{to}\" to-port=\"{port}\"/>"
