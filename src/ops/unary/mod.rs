@@ -9,7 +9,9 @@
 //! exact in the type (`exact`: Abs, Floor, Relu, Clamp…), else computed in f64 and rounded once
 //! (Exp, Sigmoid, Gelu…: within 1 ulp of the correctly rounded result, the same bits on every
 //! machine, since the elementary functions come from the `libm` crate); f16 and bf16 by the f32
-//! rule, rounded once.
+//! rule, rounded once. Rows with a vector form ([`Unary::vector`]: Exp, Tanh, Erf, Sigmoid,
+//! Swish, Gelu) compute f32 through it, vectorised, and give the same bits as the scalar rule
+//! ([`vector_map`]).
 //!
 //! Some rows take scalar parameters as further inputs (Swish's beta, Selu's alpha and lambda,
 //! HardSigmoid's alpha and beta): [`Unary::PARAMS`] says how many, and
@@ -18,6 +20,7 @@
 
 pub mod own;
 pub mod table;
+pub mod vector;
 
 use std::any::Any;
 use std::fmt;
@@ -57,6 +60,32 @@ pub trait Unary: Copy + fmt::Debug + PartialEq + Send + Sync + 'static {
 
     /// The float rule, in the float type.
     fn float<F: Float>(self, x: F) -> F;
+
+    /// Whether the row has a branch-free double-precision form of its float rule
+    /// ([`vector`](Unary::vector)), which f32 data then runs through.
+    const VECTOR: bool = false;
+
+    /// The float rule as straight-line f64 arithmetic the compiler vectorises, within
+    /// [`vector::BOUND`] of the exact value (relatively) for every f32 input (see [`vector`]).
+    /// Only called when [`VECTOR`](Unary::VECTOR) is set.
+    #[inline(always)]
+    fn vector(self, x: f64) -> f64 {
+        self.float(x)
+    }
+
+    /// f32 data through the vector form ([`vector_map`]). A row whose form depends on an
+    /// attribute overrides it to choose the form once per run rather than per element (which
+    /// would keep the loop from being vectorised).
+    #[inline(always)]
+    fn vector_run(self, a: Src<'_, f32>, out: Out<'_, f32>) {
+        vector_map(
+            a,
+            out,
+            #[inline(always)]
+            move |x| self.vector(x),
+            move |x| f32_rule(self, x),
+        );
+    }
 }
 
 /// The integer rule of a row that takes no integers (`check` refuses them first).
@@ -75,7 +104,8 @@ macro_rules! unary_table {
             $(#[$doc:meta])*
             $ty:ident $const:ident: $name:literal-$version:literal, $types:ident, exact: $exact:literal,
                 int |$x:ident| $int:expr,
-                float |$fx:ident| $float:expr;
+                float |$fx:ident| $float:expr
+                $(, vector |$vx:ident| $vector:expr)?;
         )*}
         own { $($own:ident),* $(,)? }
     ) => {
@@ -104,6 +134,15 @@ macro_rules! unary_table {
                 fn float<F: Float>(self, $fx: F) -> F {
                     $float
                 }
+
+                $(
+                    const VECTOR: bool = true;
+
+                    #[inline(always)]
+                    fn vector(self, $vx: f64) -> f64 {
+                        $vector
+                    }
+                )?
             }
 
             pub const $const: OpDef = UnaryOp::<$ty>::DEF;
@@ -150,6 +189,8 @@ impl UnaryElem for f32 {
     fn run<K: Unary>(k: K, a: Src<'_, Self>, b: Src<'_, Self>, out: Out<'_, Self>) -> RunResult {
         if K::EXACT {
             kernel::map(a, b, out, |x, _| k.float(x));
+        } else if K::VECTOR {
+            k.vector_run(a, out);
         } else {
             scalar_map(a, out, |x| f32_rule(k, x));
         }
@@ -178,6 +219,79 @@ fn f32_rule<K: Unary>(k: K, x: f32) -> f32 {
     } else {
         k.float(x as f64) as f32
     }
+}
+
+/// f32 data through a row's [`Unary::vector`] form, in blocks: each block in one vectorised
+/// pass into a buffer, rounded to f32. Where the form's error bound does not settle the
+/// rounding of an element (its value lies within 2^-40 of a point halfway between two f32
+/// values: about one element in 30,000), the block is scanned again and such elements are
+/// computed by the scalar rule ([`f32_rule`]), so that the results are the scalar rule's
+/// exactly. Then the block is copied out (streamed
+/// when `out` says so).
+#[inline(always)]
+pub fn vector_map(
+    a: Src<'_, f32>,
+    out: Out<'_, f32>,
+    form: impl Fn(f64) -> f64,
+    scalar: impl Fn(f32) -> f32,
+) {
+    const BLOCK: usize = 256;
+    let Out { data, stream } = out;
+    let s = match a {
+        Src::Slice(s) => s,
+        Src::Repeat(x) => {
+            let y = scalar(x);
+            data.iter_mut().for_each(|o| {
+                o.write(y);
+            });
+            return;
+        }
+    };
+    kernel::simd::vectorised_for(
+        #[inline(always)]
+        |unit| {
+            if unit == kernel::simd::Simd::None {
+                // Without FMA instructions each fused step is a library call: the scalar rule
+                // (whose results the form reproduces) is faster there.
+                for (o, &x) in data.iter_mut().zip(s) {
+                    o.write(scalar(x));
+                }
+                return;
+            }
+            let mut buf = [0f32; BLOCK];
+            for (part, xs) in data.chunks_mut(BLOCK).zip(s.chunks(BLOCK)) {
+                let buf = &mut buf[..part.len()];
+                let mut any = false;
+                for (y, &x) in buf.iter_mut().zip(xs) {
+                    let (v, open) = vector_value(&form, x);
+                    *y = v;
+                    any |= open;
+                }
+                if any {
+                    for (y, &x) in buf.iter_mut().zip(xs) {
+                        if vector_value(&form, x).1 {
+                            *y = scalar(x);
+                        }
+                    }
+                }
+                if stream {
+                    kernel::simd::stream_copy(buf, part);
+                } else {
+                    for (o, &y) in part.iter_mut().zip(buf.iter()) {
+                        o.write(y);
+                    }
+                }
+            }
+        },
+    );
+}
+
+/// A vector form of `x` rounded to f32, and whether that rounding is unsettled
+/// ([`vector::settle`]). NaN stays as it is.
+#[inline(always)]
+fn vector_value(form: &impl Fn(f64) -> f64, x: f32) -> (f32, bool) {
+    let v = x as f64;
+    vector::settle(if x.is_nan() { v } else { form(v) })
 }
 
 /// A plain loop for rules that call elementary functions (nothing to vectorise).

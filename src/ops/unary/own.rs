@@ -15,8 +15,9 @@
 //!   HardSigmoid-1: `max(0, min(1, α x + β))`, α and β from inputs 1 and 2. Elu-1:
 //!   `x` for x > 0, else `α (e^x − 1)`, α the attribute `alpha`.
 
-use super::{Unary, no_int};
+use super::{Unary, no_int, vector, vector_map};
 use crate::num::{Float, Int, Num};
+use crate::ops::kernel::{Out, Src};
 use crate::ops::{Arity, AttrError, Attrs, ElemError};
 use crate::tensor::TypeSet;
 
@@ -214,6 +215,13 @@ impl Unary for Gelu {
     fn float<F: Float>(self, x: F) -> F {
         gelu_erf(x)
     }
+
+    const VECTOR: bool = true;
+
+    #[inline(always)]
+    fn vector(self, x: f64) -> f64 {
+        vector::gelu_erf(x)
+    }
 }
 
 /// Gelu-7: the erf or the tanh form (`approximation_mode`).
@@ -248,6 +256,26 @@ impl Unary for Gelu7 {
     #[inline(always)]
     fn float<F: Float>(self, x: F) -> F {
         if self.tanh { gelu_tanh(x) } else { gelu_erf(x) }
+    }
+
+    const VECTOR: bool = true;
+
+    #[inline(always)]
+    fn vector(self, x: f64) -> f64 {
+        if self.tanh {
+            vector::gelu_tanh(x)
+        } else {
+            vector::gelu_erf(x)
+        }
+    }
+
+    #[inline(always)]
+    fn vector_run(self, a: Src<'_, f32>, out: Out<'_, f32>) {
+        if self.tanh {
+            vector_map(a, out, vector::gelu_tanh, |x| gelu_tanh(x as f64) as f32);
+        } else {
+            vector_map(a, out, vector::gelu_erf, |x| gelu_erf(x as f64) as f32);
+        }
     }
 }
 
@@ -319,6 +347,13 @@ impl Unary for Swish {
     #[inline(always)]
     fn float<F: Float>(self, x: F) -> F {
         super::table::times(x, super::table::sigmoid(F::of_f64(self.beta) * x))
+    }
+
+    const VECTOR: bool = true;
+
+    #[inline(always)]
+    fn vector(self, x: f64) -> f64 {
+        vector::times_sigmoid(x, self.beta * x)
     }
 }
 

@@ -23,7 +23,7 @@
 //!   and rounded once, rewritten where the textbook formula loses digits (SoftPlus as
 //!   `max(x, 0) + log1p(exp(−|x|))`, Gelu with `erfc` where `1 + erf` cancels).
 
-use super::{Unary, UnaryOp, no_int, unary_table};
+use super::{Unary, UnaryOp, no_int, unary_table, vector};
 use crate::num::{Float, Int};
 use crate::ops::{AttrError, Attrs, ElemError, OpDef};
 use crate::tensor::TypeSet;
@@ -69,7 +69,8 @@ unary_table! {
         /// Exp-1: `e^x`.
         Exp EXP: "Exp"-1, FLOAT, exact: false,
             int |x| no_int(),
-            float |x| x.exp();
+            float |x| x.exp(),
+            vector |x| vector::exp(x);
         /// Log-1: the natural logarithm.
         Log LOG: "Log"-1, NUMERIC, exact: false,
             int |x| int_round(x, Float::ln),
@@ -109,7 +110,8 @@ unary_table! {
         /// Tanh-1.
         Tanh TANH: "Tanh"-1, NUMERIC, exact: false,
             int |x| int_round(x, Float::tanh),
-            float |x| x.tanh();
+            float |x| x.tanh(),
+            vector |x| vector::tanh(x);
         /// Asinh-3 (OpenVINO names it Asinh-4: the version of opset4, where it first appears).
         Asinh ASINH: "Asinh"-4, NUMERIC, exact: false,
             int |x| int_round(x, Float::asinh),
@@ -125,11 +127,13 @@ unary_table! {
         /// Erf-1: the Gauss error function.
         Erf ERF: "Erf"-1, NUMERIC, exact: false,
             int |x| int_round(x, Float::erf),
-            float |x| x.erf();
+            float |x| x.erf(),
+            vector |x| vector::erf(x);
         /// Sigmoid-1: `1 / (1 + e^−x)`.
         Sigmoid SIGMOID: "Sigmoid"-1, FLOAT, exact: false,
             int |x| no_int(),
-            float |x| sigmoid(x);
+            float |x| sigmoid(x),
+            vector |x| vector::sigmoid(x);
         /// HSigmoid-5: `min(max(x + 3, 0), 6) / 6`.
         HSigmoid HSIGMOID: "HSigmoid"-5, FLOAT, exact: false,
             int |x| no_int(),
