@@ -31,6 +31,7 @@
 //!   an integer, OpenVINO's reference gives 0 or garbage).
 
 pub use super::divide::Divide;
+use super::divide::{checked_rem, int_rem_run};
 use super::{Arith, ArithVisitor, Binary};
 use crate::num::{Float, Int};
 use crate::ops::{AttrError, Attrs, ElemError, OpDef};
@@ -69,14 +70,16 @@ super::arith_table! {
             bounds |_a, _b| None;
         /// FloorMod-1: the floored remainder (the divisor's sign).
         FloorMod FLOOR_MOD: "FloorMod"-1, chains: false,
-            int |a, b| int_rem(a, b, true),
+            int |a, b| checked_rem(a, b, true),
             float |a, b| float_floor_mod(a, b),
-            bounds |_a, _b| None;
+            bounds |_a, _b| None,
+            runs |a, b, out| int_rem_run(a, b, out, true);
         /// Mod-1: the truncated remainder (the dividend's sign).
         Mod MOD: "Mod"-1, chains: false,
-            int |a, b| int_rem(a, b, false),
+            int |a, b| checked_rem(a, b, false),
             float |a, b| a % b,
-            bounds |_a, _b| None;
+            bounds |_a, _b| None,
+            runs |a, b, out| int_rem_run(a, b, out, false);
         /// Power-1: `a` to the power `b`.
         Power POWER: "Power"-1, chains: false,
             int |a, b| int_pow(a, b),
@@ -128,21 +131,6 @@ fn float_floor_mod<F: Float>(a: F, b: F) -> F {
         r + b
     } else {
         r
-    }
-}
-
-/// The integer remainder, floored (the divisor's sign) or truncated (the dividend's sign);
-/// a zero divisor is an error, MIN mod −1 is 0.
-#[inline(always)]
-fn int_rem<T: Int>(a: T, b: T, floor: bool) -> Result<T, ElemError> {
-    if b == T::ZERO {
-        return Err(ElemError::DivisionByZero);
-    }
-    let r = a.wrapping_rem(b);
-    if floor && r != T::ZERO && r.is_negative() != b.is_negative() {
-        Ok(r.wrapping_add(b))
-    } else {
-        Ok(r)
     }
 }
 

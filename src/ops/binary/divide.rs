@@ -110,14 +110,36 @@ pub fn checked_div<T: Int>(a: T, b: T, floor: bool) -> Result<T, ElemError> {
     }
 }
 
-/// The first element of a block that cannot be divided: a zero divisor, or MIN / -1.
+/// One remainder, checked: the reference every fast path agrees with. With `floor` it takes
+/// the divisor's sign (FloorMod, numpy's `remainder`), else the dividend's (Mod, C's `%`); a
+/// zero divisor is an error, and MIN by −1 is 0.
+#[inline(always)]
+pub fn checked_rem<T: Int>(a: T, b: T, floor: bool) -> Result<T, ElemError> {
+    if b == T::ZERO {
+        return Err(ElemError::DivisionByZero);
+    }
+    let r = a.wrapping_rem(b);
+    if floor && r != T::ZERO && r.is_negative() != b.is_negative() {
+        Ok(r.wrapping_add(b))
+    } else {
+        Ok(r)
+    }
+}
+
+/// The first element of a block that cannot be divided: a zero divisor, or MIN / -1 (for a
+/// quotient; the remainder of MIN by -1 is 0).
 #[cold]
-fn first_bad<T: Int>(a: Src<'_, T>, b: Src<'_, T>, len: usize) -> Option<(usize, ElemError)> {
+fn first_bad<T: Int>(
+    a: Src<'_, T>,
+    b: Src<'_, T>,
+    len: usize,
+    rem: bool,
+) -> Option<(usize, ElemError)> {
     (0..len).find_map(|i| {
         let (p, q) = (a.get(i), b.get(i));
         if q == T::ZERO {
             Some((i, ElemError::DivisionByZero))
-        } else if Some(q) == T::MINUS_ONE && p == T::MIN {
+        } else if !rem && Some(q) == T::MINUS_ONE && p == T::MIN {
             Some((i, ElemError::Overflow))
         } else {
             None
@@ -148,12 +170,16 @@ impl Found {
     }
 }
 
-/// One quotient for [`div_block`], through f64 if `wide` else f32, with `found` updated. An
-/// element that cannot be divided, or is too large for the float, is computed as 0 / 1
-/// instead, so that every conversion back is in range.
+/// One quotient for [`div_block`], through f64 if `wide` else f32, with `found` updated; with
+/// `rem`, the remainder `x − q·y` of that quotient instead (exact: the true remainder fits the
+/// type, and wrapping arithmetic is exact modulo 2^bits). An element that cannot be divided, or
+/// is too large for the float, is computed as 0 / 1 instead, so that every conversion back is
+/// in range; a remainder by −1 is 0 (MIN by −1 too, whose quotient would overflow).
 #[inline(always)]
-fn quotient<T: Int>(found: Found, x: T, y: T, floor: bool, wide: bool) -> (Found, T) {
-    let fails = (y == T::ZERO) | ((Some(y) == T::MINUS_ONE) & (x == T::MIN));
+fn quotient<T: Int>(found: Found, x: T, y: T, floor: bool, wide: bool, rem: bool) -> (Found, T) {
+    let by_minus_one = Some(y) == T::MINUS_ONE;
+    let fails = (y == T::ZERO) | (!rem & by_minus_one & (x == T::MIN));
+    let by_minus_one = rem & by_minus_one;
     let beyond_f32 = !(x.below_2_24() & y.below_2_24());
     let beyond_f64 = !(x.below_2_53() & y.below_2_53());
     let found = Found(
@@ -162,26 +188,30 @@ fn quotient<T: Int>(found: Found, x: T, y: T, floor: bool, wide: bool) -> (Found
             | (beyond_f32 as u8 * Found::BEYOND_F32)
             | (beyond_f64 as u8 * Found::BEYOND_F64),
     );
-    let skip = fails | if wide { beyond_f64 } else { beyond_f32 };
-    let (x, y) = if skip { (T::ZERO, T::ONE) } else { (x, y) };
+    let skip = fails | by_minus_one | if wide { beyond_f64 } else { beyond_f32 };
+    let (p, d) = if skip { (T::ZERO, T::ONE) } else { (x, y) };
     // SAFETY: x and y are exact in the float and y divides x without overflow, so the rounded
     // quotient is an integer in the type's range.
     let q = unsafe {
         if wide {
-            let q = x.to_f64() / y.to_f64();
+            let q = p.to_f64() / d.to_f64();
             T::from_f64_unchecked(if floor { q.floor() } else { q.trunc() })
         } else {
-            let q = x.to_f32() / y.to_f32();
+            let q = p.to_f32() / d.to_f32();
             T::from_f32_unchecked(if floor { q.floor() } else { q.trunc() })
         }
     };
-    (found, q)
+    if !rem {
+        return (found, q);
+    }
+    let r = x.wrapping_sub(q.wrapping_mul(y));
+    (found, if by_minus_one { T::ZERO } else { r })
 }
 
 /// One vectorised pass over a block: every quotient through f64 (`WIDE`) or f32, and what the
 /// block holds that this pass could not divide.
 #[inline(always)]
-fn div_block<T: Int, const WIDE: bool>(
+fn div_block<T: Int, const WIDE: bool, const REM: bool>(
     a: Src<'_, T>,
     b: Src<'_, T>,
     out: Out<'_, T>,
@@ -194,7 +224,7 @@ fn div_block<T: Int, const WIDE: bool>(
             b,
             out,
             none,
-            |f, x, y| quotient(f, x, y, true, WIDE),
+            |f, x, y| quotient(f, x, y, true, WIDE, REM),
             Found::merge,
         )
     } else {
@@ -203,7 +233,7 @@ fn div_block<T: Int, const WIDE: bool>(
             b,
             out,
             none,
-            |f, x, y| quotient(f, x, y, false, WIDE),
+            |f, x, y| quotient(f, x, y, false, WIDE, REM),
             Found::merge,
         )
     }
@@ -213,7 +243,25 @@ fn div_block<T: Int, const WIDE: bool>(
 /// fails is scanned for its first failing element; one with values too large for f32 is
 /// divided again through f64, and one with values too large for f64 (i64, u64) element by
 /// element.
-pub fn int_run<T: Int>(
+pub fn int_run<T: Int>(a: Src<'_, T>, b: Src<'_, T>, out: Out<'_, T>, floor: bool) -> RunResult {
+    blocks::<T, false>(a, b, out, floor)
+}
+
+/// The remainder of [`int_run`]'s quotient, `a − q·b` (FloorMod with a floored quotient, Mod
+/// with a truncated one), by the same exact float division block by block. A zero divisor is
+/// an error; a remainder by −1 is 0.
+pub fn int_rem_run<T: Int>(
+    a: Src<'_, T>,
+    b: Src<'_, T>,
+    out: Out<'_, T>,
+    floor: bool,
+) -> RunResult {
+    blocks::<T, true>(a, b, out, floor)
+}
+
+/// [`int_run`] (quotients) or [`int_rem_run`] (remainders, `REM`).
+#[inline(always)]
+fn blocks<T: Int, const REM: bool>(
     a: Src<'_, T>,
     b: Src<'_, T>,
     mut out: Out<'_, T>,
@@ -224,18 +272,24 @@ pub fn int_run<T: Int>(
         let len = BLOCK.min(out.len() - at);
         let (x, y) = (a.sub(at, len), b.sub(at, len));
         let mut o = out.part(at, len);
-        let mut found = div_block::<T, false>(x, y, o.part(0, len), floor);
+        let mut found = div_block::<T, false, REM>(x, y, o.part(0, len), floor);
         if found.has(Found::BAD)
-            && let Some((i, e)) = first_bad(x, y, len)
+            && let Some((i, e)) = first_bad(x, y, len, REM)
         {
             return Err((at + i, e));
         }
         if found.has(Found::BEYOND_F32) {
-            found = div_block::<T, true>(x, y, o.part(0, len), floor);
+            found = div_block::<T, true, REM>(x, y, o.part(0, len), floor);
         }
         if found.has(Found::BEYOND_F64) {
             for (i, o) in o.data.iter_mut().enumerate() {
-                o.write(checked_div(x.get(i), y.get(i), floor).map_err(|e| (at + i, e))?);
+                let (p, q) = (x.get(i), y.get(i));
+                let v = if REM {
+                    checked_rem(p, q, floor)
+                } else {
+                    checked_div(p, q, floor)
+                };
+                o.write(v.map_err(|e| (at + i, e))?);
             }
         }
         at += len;
@@ -249,9 +303,11 @@ mod tests {
 
     use super::*;
 
-    /// The vector loop (f32 or f64 per block) against the checked quotient, element by element,
-    /// with plain and with streamed stores (which fold what each block holds line by line).
+    /// The vector loop (f32 or f64 per block) against the checked quotient and remainder,
+    /// element by element, with plain and with streamed stores (which fold what each block
+    /// holds line by line).
     fn agrees<T: Int + std::fmt::Debug>(a: &[T], b: &[T]) {
+        rem_agrees(a, b);
         for (floor, stream) in [(true, false), (false, false), (true, true), (false, true)] {
             let mut out = vec![MaybeUninit::uninit(); a.len()];
             let o = Out {
@@ -266,6 +322,51 @@ mod tests {
                 assert_eq!(got, want, "{:?} / {:?}, floor {floor}", a[i], b[i]);
             }
         }
+    }
+
+    /// [`agrees`] for remainders (FloorMod with `floor`, Mod without).
+    fn rem_agrees<T: Int + std::fmt::Debug>(a: &[T], b: &[T]) {
+        for (floor, stream) in [(true, false), (false, false), (true, true), (false, true)] {
+            let mut out = vec![MaybeUninit::uninit(); a.len()];
+            let o = Out {
+                data: &mut out,
+                stream,
+            };
+            int_rem_run(Src::Slice(a), Src::Slice(b), o, floor).unwrap();
+            for (i, o) in out.iter().enumerate() {
+                // SAFETY: the run succeeded, so it wrote every element.
+                let got = unsafe { o.assume_init() };
+                let want = checked_rem(a[i], b[i], floor).unwrap();
+                assert_eq!(got, want, "{:?} mod {:?}, floor {floor}", a[i], b[i]);
+            }
+        }
+    }
+
+    /// Every i8 and u8 pair's remainder, both kinds; MIN by −1 is 0; a zero divisor fails at
+    /// its element.
+    #[test]
+    fn every_i8_and_u8_remainder_is_exact() {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for x in i8::MIN..=i8::MAX {
+            for y in (i8::MIN..=i8::MAX).filter(|&y| y != 0) {
+                a.push(x);
+                b.push(y);
+            }
+        }
+        rem_agrees::<i8>(&a, &b);
+        let ua: Vec<u8> = a.iter().map(|&x| x as u8).collect();
+        let ub: Vec<u8> = b.iter().map(|&x| x as u8).collect();
+        rem_agrees::<u8>(&ua, &ub);
+        assert_eq!(checked_rem(i32::MIN, -1, true), Ok(0));
+        rem_agrees::<i32>(&[i32::MIN, i32::MAX, -7, 7], &[-1, -1, 3, -3]);
+        let mut out = vec![MaybeUninit::uninit(); 3];
+        let r = int_rem_run(
+            Src::Slice(&[5, i64::MIN, 3]),
+            Src::Slice(&[-1i64, -1, 0]),
+            Out::new(&mut out),
+            true,
+        );
+        assert_eq!(r, Err((2, ElemError::DivisionByZero)));
     }
 
     /// Dividends within `±limit` just either side of multiples of each divisor (where a wrongly

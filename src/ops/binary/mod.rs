@@ -85,7 +85,8 @@ macro_rules! arith_table {
             $ty:ident $const:ident: $name:literal-$version:literal $(, chains: $chains:literal)?,
                 int |$a:ident, $b:ident| $int:expr,
                 float |$fa:ident, $fb:ident| $float:expr,
-                bounds |$ba:ident, $bb:ident| $bounds:expr;
+                bounds |$ba:ident, $bb:ident| $bounds:expr
+                $(, runs |$ra:ident, $rb:ident, $ro:ident| $runs:expr)?;
         )*}
         own { $($own:ident),* $(,)? }
     ) => {
@@ -116,6 +117,18 @@ macro_rules! arith_table {
                 fn corner(self, $ba: i128, $bb: i128) -> Option<i128> {
                     $bounds
                 }
+
+                $(
+                    #[inline(always)]
+                    fn int_run<T: Int>(
+                        self,
+                        $ra: $crate::ops::kernel::Src<'_, T>,
+                        $rb: $crate::ops::kernel::Src<'_, T>,
+                        $ro: $crate::ops::kernel::Out<'_, T>,
+                    ) -> $crate::ops::kernel::RunResult {
+                        $runs
+                    }
+                )?
             }
 
             pub const $const: OpDef = Binary::<$ty>::DEF;
