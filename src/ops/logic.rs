@@ -19,8 +19,10 @@
 //!   count.
 
 use std::fmt;
+use std::mem::MaybeUninit;
 
 use super::binary::infer_shape;
+use super::kernel::{self, Out, Src};
 use super::{Arity, AttrError, Attrs, ElemError, EvalCx, EvalError, InferCx, Op, OpDef};
 use crate::broadcast::{AutoBroadcast, Plan};
 use crate::dtype::ElementType;
@@ -267,43 +269,67 @@ impl Pairwise {
 }
 
 /// `f` over the broadcast pairs of `a` and `b`; on failure, the first failing output element.
-fn pair_map<T: Element, O: Element>(
+/// Run by run through the vectorised loop of [`kernel::try_map`], in parallel chunks when the
+/// output is large (like the arithmetic kernels), streaming an output larger than the caches.
+fn pair_map<T: Element, O: Element + Default>(
     plan: &Plan,
     a: &Tensor,
     b: &Tensor,
-    f: impl Fn(T, T) -> Result<O, ElemError>,
+    f: impl Fn(T, T) -> Result<O, ElemError> + Sync,
 ) -> Result<Tensor, EvalError> {
-    let (Some(xa), Some(xb)) = (
-        crate::ops::kernel::contiguous::<T>(a),
-        crate::ops::kernel::contiguous::<T>(b),
-    ) else {
+    use rayon::prelude::*;
+    let (Some(xa), Some(xb)) = (kernel::contiguous::<T>(a), kernel::contiguous::<T>(b)) else {
         return Err(EvalError::Types(a.element_type(), b.element_type()));
     };
-    let mut out: Vec<O> = Vec::with_capacity(plan.len());
-    let mut failure = None;
-    plan.runs(0, plan.len(), |r| {
-        for i in 0..r.len {
-            let x = xa[if r.a_step { r.a + i } else { r.a }];
-            let y = xb[if r.b_step { r.b + i } else { r.b }];
-            match f(x, y) {
-                Ok(v) => out.push(v),
-                Err(e) => {
-                    failure = Some((r.start + i, e));
-                    return false;
-                }
+    let n = plan.len();
+    let stream = n.saturating_mul(std::mem::size_of::<O>()) >= kernel::fused::STREAM_MIN;
+    let chunk = |start: usize, o: &mut [MaybeUninit<O>]| {
+        let mut failure = None;
+        plan.runs(start, start + o.len(), |r| {
+            let x = Src::of_run(&xa, r.a, r.a_step, r.len);
+            let y = Src::of_run(&xb, r.b, r.b_step, r.len);
+            let at = r.start - start;
+            let out = Out {
+                data: &mut o[at..at + r.len],
+                stream,
+            };
+            if let Err((i, e)) = kernel::try_map(x, y, out, &f) {
+                failure = Some((r.start + i, e));
+                return false;
             }
+            true
+        });
+        if stream {
+            kernel::simd::stream_fence();
         }
-        true
-    });
-    if let Some((at, e)) = failure {
-        return Err(crate::ops::kernel::Failure {
+        failure
+    };
+    let mut out: Vec<O> = Vec::with_capacity(n);
+    let spare = &mut out.spare_capacity_mut()[..n];
+    let failed = if n >= kernel::PARALLEL_MIN && rayon::current_num_threads() > 1 {
+        let size = n
+            .div_ceil(rayon::current_num_threads() * 4)
+            .max(kernel::PARALLEL_MIN / 4);
+        spare
+            .par_chunks_mut(size)
+            .enumerate()
+            .filter_map(|(i, o)| chunk(i * size, o))
+            .min_by_key(|&(at, _)| at)
+    } else {
+        chunk(0, spare)
+    };
+    if let Some((at, e)) = failed {
+        return Err(kernel::Failure {
             step: 0,
             at,
             error: e,
         }
         .to_eval(&plan.out));
     }
-    crate::ops::kernel::tensor_from::<O>(&plan.out, out)
+    // SAFETY: the plan's runs cover `0..n` exactly once and each wrote all its elements (no
+    // failure, checked above).
+    unsafe { out.set_len(n) };
+    kernel::tensor_from::<O>(&plan.out, out)
 }
 
 impl Op for Pairwise {
