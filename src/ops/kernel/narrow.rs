@@ -37,14 +37,19 @@ impl Narrow for f16 {
         f: impl Fn(f32, f32) -> f32 + Copy,
     ) {
         #[cfg(target_arch = "x86_64")]
-        if simd() == Simd::Avx512 && has_f16c() {
-            // SAFETY: the features were detected.
-            unsafe { f16c::map_avx512(a, b, out, f) };
-            return;
+        if has_f16c() {
+            match simd() {
+                // SAFETY: the features were detected.
+                Simd::Avx512 => return unsafe { f16c::map_avx512(a, b, out, f) },
+                // SAFETY: as above.
+                Simd::Avx2 => return unsafe { f16c::map_avx2(a, b, out, f) },
+                Simd::None => {}
+            }
         }
         let Out { data: out, stream } = out;
-        let mut wa = [0f32; BLOCK];
-        let mut wb = [0f32; BLOCK];
+        // Uninitialised: zeroing three blocks per call cost as much as the conversions.
+        let mut wa = [MaybeUninit::<f32>::uninit(); BLOCK];
+        let mut wb = [MaybeUninit::<f32>::uninit(); BLOCK];
         let mut wo = [MaybeUninit::<f32>::uninit(); BLOCK];
         let mut narrowed = [MaybeUninit::<f16>::uninit(); BLOCK];
         let mut at = 0;
@@ -69,22 +74,31 @@ impl Narrow for f16 {
 
 /// Elements `at..at + len` of `s` as f32 (widened into `buf` unless repeated).
 #[inline(always)]
-fn widen_f16_block<'b>(s: Src<'_, f16>, at: usize, len: usize, buf: &'b mut [f32]) -> Src<'b, f32> {
+fn widen_f16_block<'b>(
+    s: Src<'_, f16>,
+    at: usize,
+    len: usize,
+    buf: &'b mut [MaybeUninit<f32>],
+) -> Src<'b, f32> {
     match s {
         Src::Slice(s) => {
-            let (src, dst) = (&s[at..at + len], &mut buf[..len]);
-            #[cfg(target_arch = "x86_64")]
-            if has_f16c() {
-                // SAFETY: the features were detected.
-                unsafe { f16c::widen(src, dst) };
-                return Src::Slice(dst);
-            }
-            for (d, v) in dst.iter_mut().zip(src) {
-                *d = v.to_f32();
-            }
-            Src::Slice(dst)
+            widen_f16(&s[at..at + len], &mut buf[..len]);
+            // SAFETY: `widen_f16` wrote all `len` elements.
+            Src::Slice(unsafe { filled(buf, len) })
         }
         Src::Repeat(v) => Src::Repeat(v.to_f32()),
+    }
+}
+
+fn widen_f16(src: &[f16], dst: &mut [MaybeUninit<f32>]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_f16c() {
+        // SAFETY: the features were detected.
+        unsafe { f16c::widen(src, dst) };
+        return;
+    }
+    for (d, v) in dst.iter_mut().zip(src) {
+        d.write(v.to_f32());
     }
 }
 
@@ -139,81 +153,97 @@ mod f16c {
 
     use half::f16;
 
+    /// Writes every element of `dst` (`src` must be as long).
     #[target_feature(enable = "avx,f16c")]
-    pub unsafe fn widen(src: &[f16], dst: &mut [f32]) {
+    pub unsafe fn widen(src: &[f16], dst: &mut [MaybeUninit<f32>]) {
         let n = src.len().min(dst.len());
         let mut i = 0;
         while i + 8 <= n {
             // SAFETY: i + 8 <= n, within both slices; unaligned loads and stores.
             unsafe {
                 let h = _mm_loadu_si128(src.as_ptr().add(i) as *const __m128i);
-                _mm256_storeu_ps(dst.as_mut_ptr().add(i), _mm256_cvtph_ps(h));
+                _mm256_storeu_ps(dst.as_mut_ptr().add(i) as *mut f32, _mm256_cvtph_ps(h));
             }
             i += 8;
         }
         for k in i..n {
-            dst[k] = src[k].to_f32();
+            dst[k].write(src[k].to_f32());
         }
     }
 
-    /// One pass: 16 f16 widened per load, `f` on the lanes, rounded back to nearest even.
-    /// A streamed output is written with non-temporal stores from its first 32-byte boundary
-    /// (the elements before it one by one).
-    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,f16c")]
-    pub unsafe fn map_avx512(
-        a: super::Src<'_, f16>,
-        b: super::Src<'_, f16>,
-        out: super::Out<'_, f16>,
-        f: impl Fn(f32, f32) -> f32 + Copy,
-    ) {
-        use super::Src;
-        let super::Out { data: out, stream } = out;
-        let n = out.len();
-        let one = |k: usize| f16::from_f32(f(a.get(k).to_f32(), b.get(k).to_f32()));
-        let head = if stream {
-            ((out.as_ptr() as usize).wrapping_neg() % 32 / 2).min(n)
-        } else {
-            0
-        };
-        for (k, o) in out[..head].iter_mut().enumerate() {
-            o.write(one(k));
-        }
-        #[inline(always)]
-        unsafe fn lanes(s: Src<'_, f16>, i: usize) -> [f32; 16] {
-            // SAFETY: the caller keeps `i + 16` within the run; the target features are those
-            // of `map_avx512`, which alone calls this.
-            unsafe {
-                match s {
-                    Src::Slice(s) => std::mem::transmute::<__m512, [f32; 16]>(_mm512_cvtph_ps(
-                        _mm256_loadu_si256(s.as_ptr().add(i) as *const __m256i),
-                    )),
-                    Src::Repeat(v) => [v.to_f32(); 16],
-                }
-            }
-        }
-        let mut i = head;
-        while i + 16 <= n {
-            // SAFETY: i + 16 <= n, within every slice of the run; unaligned loads and stores,
-            // or when streaming, stores to 32-byte boundaries (`head`).
-            unsafe {
-                let (x, y) = (lanes(a, i), lanes(b, i));
-                let r: [f32; 16] = std::array::from_fn(|k| f(x[k], y[k]));
-                let h = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
-                    std::mem::transmute::<[f32; 16], __m512>(r),
-                );
-                let d = out.as_mut_ptr().add(i) as *mut __m256i;
-                if stream {
-                    _mm256_stream_si256(d, h);
+    /// One pass in registers, for one vector unit: `LANES` f16 widened per load, `f` on the
+    /// lanes, rounded back to nearest even. A streamed output is written with non-temporal
+    /// stores from its first boundary of one store's width (the elements before it one by one).
+    macro_rules! map_in_registers {
+        ($name:ident, $features:literal, $lanes:literal, $half:ty, $wide:ty,
+         load: $load:ident, widen: $widen:ident, narrow: $narrow:ident, rounding: $round:expr,
+         store: $store:ident, stream: $stream:ident) => {
+            #[target_feature(enable = $features)]
+            pub unsafe fn $name(
+                a: super::Src<'_, f16>,
+                b: super::Src<'_, f16>,
+                out: super::Out<'_, f16>,
+                f: impl Fn(f32, f32) -> f32 + Copy,
+            ) {
+                use super::Src;
+                const LANES: usize = $lanes;
+                let super::Out { data: out, stream } = out;
+                let n = out.len();
+                let one = |k: usize| f16::from_f32(f(a.get(k).to_f32(), b.get(k).to_f32()));
+                let head = if stream {
+                    ((out.as_ptr() as usize).wrapping_neg() % (2 * LANES) / 2).min(n)
                 } else {
-                    _mm256_storeu_si256(d, h);
+                    0
+                };
+                for (k, o) in out[..head].iter_mut().enumerate() {
+                    o.write(one(k));
+                }
+                #[inline(always)]
+                unsafe fn lanes(s: Src<'_, f16>, i: usize) -> [f32; LANES] {
+                    // SAFETY: the caller keeps `i + LANES` within the run; the target features
+                    // are those of the one function that calls this.
+                    unsafe {
+                        match s {
+                            Src::Slice(s) => std::mem::transmute::<$wide, [f32; LANES]>($widen(
+                                $load(s.as_ptr().add(i) as *const $half),
+                            )),
+                            Src::Repeat(v) => [v.to_f32(); LANES],
+                        }
+                    }
+                }
+                let mut i = head;
+                while i + LANES <= n {
+                    // SAFETY: i + LANES <= n, within every slice of the run; unaligned loads
+                    // and stores, or when streaming, stores to aligned boundaries (`head`).
+                    unsafe {
+                        let (x, y) = (lanes(a, i), lanes(b, i));
+                        let r: [f32; LANES] = std::array::from_fn(|k| f(x[k], y[k]));
+                        let h =
+                            $narrow::<{ $round }>(std::mem::transmute::<[f32; LANES], $wide>(r));
+                        let d = out.as_mut_ptr().add(i) as *mut $half;
+                        if stream {
+                            $stream(d, h);
+                        } else {
+                            $store(d, h);
+                        }
+                    }
+                    i += LANES;
+                }
+                for (k, o) in out.iter_mut().enumerate().skip(i) {
+                    o.write(one(k));
                 }
             }
-            i += 16;
-        }
-        for (k, o) in out.iter_mut().enumerate().skip(i) {
-            o.write(one(k));
-        }
+        };
     }
+
+    map_in_registers!(map_avx512, "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,f16c", 16,
+        __m256i, __m512, load: _mm256_loadu_si256, widen: _mm512_cvtph_ps,
+        narrow: _mm512_cvtps_ph,
+        rounding: _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC, store: _mm256_storeu_si256, stream: _mm256_stream_si256);
+    map_in_registers!(map_avx2, "avx2,fma,f16c", 8,
+        __m128i, __m256, load: _mm_loadu_si128, widen: _mm256_cvtph_ps,
+        narrow: _mm256_cvtps_ph,
+        rounding: _MM_FROUND_TO_NEAREST_INT, store: _mm_storeu_si128, stream: _mm_stream_si128);
 
     #[target_feature(enable = "avx,f16c")]
     pub unsafe fn narrow(src: &[f32], dst: &mut [MaybeUninit<f16>]) {
