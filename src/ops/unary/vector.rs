@@ -114,11 +114,8 @@ pub fn sigmoid(t: f64) -> f64 {
 /// gives −0, as the scalar rule's limit does).
 #[inline(always)]
 pub fn times_sigmoid(x: f64, t: f64) -> f64 {
-    if t < -700.0 {
-        0.0f64.copysign(x)
-    } else {
-        x * sigmoid(t)
-    }
+    let y = x * sigmoid(t);
+    if t < -700.0 { 0.0f64.copysign(x) } else { y }
 }
 
 /// erf(z)/z as a polynomial in z² on 0 ≤ z ≤ 1 (Chebyshev fit, error 7e-18).
