@@ -277,7 +277,6 @@ fn pair_map<T: Element, O: Element + Default>(
     b: &Tensor,
     f: impl Fn(T, T) -> Result<O, ElemError> + Sync,
 ) -> Result<Tensor, EvalError> {
-    use rayon::prelude::*;
     let (Some(xa), Some(xb)) = (kernel::contiguous::<T>(a), kernel::contiguous::<T>(b)) else {
         return Err(EvalError::Types(a.element_type(), b.element_type()));
     };
@@ -305,19 +304,7 @@ fn pair_map<T: Element, O: Element + Default>(
         failure
     };
     let mut out: Vec<O> = Vec::with_capacity(n);
-    let spare = &mut out.spare_capacity_mut()[..n];
-    let failed = if n >= kernel::PARALLEL_MIN && rayon::current_num_threads() > 1 {
-        let size = n
-            .div_ceil(rayon::current_num_threads() * 4)
-            .max(kernel::PARALLEL_MIN / 4);
-        spare
-            .par_chunks_mut(size)
-            .enumerate()
-            .filter_map(|(i, o)| chunk(i * size, o))
-            .min_by_key(|&(at, _)| at)
-    } else {
-        chunk(0, spare)
-    };
+    let failed = kernel::in_parts(&mut out.spare_capacity_mut()[..n], 1, chunk, |f| f.0);
     if let Some((at, e)) = failed {
         return Err(kernel::Failure {
             step: 0,

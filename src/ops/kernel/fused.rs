@@ -3,12 +3,10 @@
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
-
 use super::chain::{ChainFns, Feed, Link, chain_feeds};
 use super::simd::stream_fence;
 use super::{ElemError, Out};
-use super::{PARALLEL_MIN, RunResult, Src, contiguous, filled};
+use super::{RunResult, Src, contiguous, filled, in_parts};
 use crate::broadcast::{AutoBroadcast, Plan};
 use crate::ops::EvalError;
 use crate::tensor::{Element, Tensor, unravel};
@@ -220,19 +218,7 @@ pub fn fused<T: Element>(
         by_runs,
         by_segments,
     };
-    let failed = if n >= PARALLEL_MIN && rayon::current_num_threads() > 1 {
-        let size = n
-            .div_ceil(rayon::current_num_threads() * 4)
-            .max(PARALLEL_MIN / 4)
-            .next_multiple_of(TILE);
-        out.par_chunks_mut(size)
-            .enumerate()
-            .filter_map(|(i, o)| group.chunk(i * size, o))
-            .min_by_key(|f| (f.step, f.at))
-    } else {
-        group.chunk(0, out)
-    };
-    if let Some(f) = failed {
+    if let Some(f) = in_parts(out, TILE, |at, o| group.chunk(at, o), |f| (f.step, f.at)) {
         return Err(f);
     }
     if alias.is_none() {

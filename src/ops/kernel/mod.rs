@@ -47,6 +47,32 @@ pub fn tensor_from<T: Element>(shape: &[usize], data: Vec<T>) -> Result<Tensor, 
 /// Outputs of at least this many elements are computed in parallel.
 pub const PARALLEL_MIN: usize = 1 << 16;
 
+/// `part(start, out[start..])` over consecutive parts of `out`: in parallel when it holds at
+/// least [`PARALLEL_MIN`] elements and rayon has more than one thread (about four parts a
+/// thread, each at least `PARALLEL_MIN / 4` elements and a multiple of `align`), else over all
+/// of `out` at once. Returns the failure with the least `key`, as one pass would find first.
+pub(crate) fn in_parts<O: Send, F: Send, K: Ord + Send>(
+    out: &mut [O],
+    align: usize,
+    part: impl Fn(usize, &mut [O]) -> Option<F> + Sync + Send,
+    key: impl Fn(&F) -> K + Sync + Send,
+) -> Option<F> {
+    use rayon::prelude::*;
+    let n = out.len();
+    if n >= PARALLEL_MIN && rayon::current_num_threads() > 1 {
+        let size = n
+            .div_ceil(rayon::current_num_threads() * 4)
+            .max(PARALLEL_MIN / 4)
+            .next_multiple_of(align);
+        out.par_chunks_mut(size)
+            .enumerate()
+            .filter_map(|(i, o)| part(i * size, o))
+            .min_by_key(key)
+    } else {
+        part(0, out)
+    }
+}
+
 /// Elements per block for blockwise kernels (f16/bf16 widening, division checks): small enough
 /// to stay in L1.
 pub const BLOCK: usize = 1024;

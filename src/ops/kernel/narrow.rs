@@ -47,7 +47,7 @@ impl Narrow for f16 {
             }
         }
         let Out { data: out, stream } = out;
-        // Uninitialised: zeroing three blocks per call cost as much as the conversions.
+        // Uninitialised: zeroing the two input blocks per call cost as much as the conversions.
         let mut wa = [MaybeUninit::<f32>::uninit(); BLOCK];
         let mut wb = [MaybeUninit::<f32>::uninit(); BLOCK];
         let mut wo = [MaybeUninit::<f32>::uninit(); BLOCK];

@@ -224,10 +224,9 @@ fn f32_rule<K: Unary>(k: K, x: f32) -> f32 {
 /// f32 data through a row's [`Unary::vector`] form, in blocks: each block in one vectorised
 /// pass into a buffer, rounded to f32. Where the form's error bound does not settle the
 /// rounding of an element (its value lies within 2^-40 of a point halfway between two f32
-/// values: about two elements in 100,000 for exp), the block is scanned again and such elements are
-/// computed by the scalar rule ([`f32_rule`]), so that the results are the scalar rule's
-/// exactly. Then the block is copied out (streamed
-/// when `out` says so).
+/// values: about two elements in 100,000 for exp), the block is scanned again and such
+/// elements are computed by the scalar rule ([`f32_rule`]), so that the results are the scalar
+/// rule's exactly. Then the block is copied out (streamed when `out` says so).
 #[inline(always)]
 pub fn vector_map(
     a: Src<'_, f32>,
@@ -260,7 +259,7 @@ pub fn vector_map(
             }
             // A copy local to the unit's function: a parameter the form captures (Swish's beta)
             // is then a register, not a load the loop cannot be vectorised around.
-            let local = form;
+            let form_here = form;
             let mut wide = [0f64; BLOCK];
             let mut buf = [0f32; BLOCK];
             for (part, xs) in data.chunks_mut(BLOCK).zip(s.chunks(BLOCK)) {
@@ -268,7 +267,7 @@ pub fn vector_map(
                 // Two simple loops (the form, then the rounding) vectorise where one did not.
                 for (w, &x) in wide.iter_mut().zip(xs) {
                     let v = x as f64;
-                    *w = if x.is_nan() { v } else { local(v) };
+                    *w = if x.is_nan() { v } else { form_here(v) };
                 }
                 let mut any = false;
                 for (y, &w) in buf.iter_mut().zip(wide.iter()) {
@@ -277,8 +276,8 @@ pub fn vector_map(
                     any |= open;
                 }
                 if any {
-                    for (y, &x) in buf.iter_mut().zip(xs) {
-                        if vector_value(&form, x).1 {
+                    for ((y, &w), &x) in buf.iter_mut().zip(wide.iter()).zip(xs) {
+                        if vector::settle(w).1 {
                             *y = scalar(x);
                         }
                     }
@@ -293,14 +292,6 @@ pub fn vector_map(
             }
         },
     );
-}
-
-/// A vector form of `x` rounded to f32, and whether that rounding is unsettled
-/// ([`vector::settle`]). NaN stays as it is.
-#[inline(always)]
-fn vector_value(form: &impl Fn(f64) -> f64, x: f32) -> (f32, bool) {
-    let v = x as f64;
-    vector::settle(if x.is_nan() { v } else { form(v) })
 }
 
 /// A plain loop for rules that call elementary functions (nothing to vectorise).

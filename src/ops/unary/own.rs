@@ -15,7 +15,7 @@
 //!   HardSigmoid-1: `max(0, min(1, α x + β))`, α and β from inputs 1 and 2. Elu-1:
 //!   `x` for x > 0, else `α (e^x − 1)`, α the attribute `alpha`.
 
-use super::{Unary, no_int, vector, vector_map};
+use super::{Unary, f32_rule, no_int, vector, vector_map};
 use crate::num::{Float, Int, Num};
 use crate::ops::kernel::{Out, Src};
 use crate::ops::{Arity, AttrError, Attrs, ElemError};
@@ -260,21 +260,16 @@ impl Unary for Gelu7 {
 
     const VECTOR: bool = true;
 
-    #[inline(always)]
-    fn vector(self, x: f64) -> f64 {
-        if self.tanh {
-            vector::gelu_tanh(x)
-        } else {
-            vector::gelu_erf(x)
-        }
-    }
-
+    /// The form is chosen once per run (a choice per element keeps the loop scalar), so
+    /// [`Unary::vector`] is not needed.
     #[inline(always)]
     fn vector_run(self, a: Src<'_, f32>, out: Out<'_, f32>) {
+        // Two calls, not one with a chosen function pointer: each form must be inlined.
+        let scalar = move |x| f32_rule(self, x);
         if self.tanh {
-            vector_map(a, out, vector::gelu_tanh, |x| gelu_tanh(x as f64) as f32);
+            vector_map(a, out, vector::gelu_tanh, scalar);
         } else {
-            vector_map(a, out, vector::gelu_erf, |x| gelu_erf(x as f64) as f32);
+            vector_map(a, out, vector::gelu_erf, scalar);
         }
     }
 }
