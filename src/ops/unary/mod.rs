@@ -6,12 +6,13 @@
 //!
 //! Types: integers by the row's integer rule (which may fail: the error names the first
 //! failing element); f64 by the float rule in f64; f32 by the float rule in f32 when the rule is
-//! exact in the type (`exact`: Abs, Floor, Relu, Clamp…), else computed in f64 and rounded once
-//! (Exp, Sigmoid, Gelu…: within 1 ulp of the correctly rounded result, the same bits on every
-//! machine, since the elementary functions come from the `libm` crate); f16 and bf16 by the f32
-//! rule, rounded once. Rows with a vector form ([`Unary::vector`]: Exp, Tanh, Erf, Sigmoid,
-//! Swish, Gelu) compute f32 through it, vectorised, and give the same bits as the scalar rule
-//! ([`vector_map`]).
+//! exact in the type (`exact`: Abs, Floor, Relu, Clamp…), by the row's single-precision form
+//! where it has one ([`Unary::single`]: Exp, Sigmoid, Swish, within 1 ulp of the exact result,
+//! vectorised), else computed in f64 and rounded once (Tanh, Gelu, Log…: within 1 ulp of the
+//! correctly rounded result, the same bits on every machine, since the elementary functions
+//! come from the `libm` crate); f16 and bf16 by the f32 rule, rounded once. Rows with a vector
+//! form ([`Unary::vector`]: Tanh, Erf, Gelu) compute f32 through it, vectorised, and give the
+//! same bits as the scalar rule ([`vector_map`]).
 //!
 //! Some rows take scalar parameters as further inputs (Swish's beta, Selu's alpha and lambda,
 //! HardSigmoid's alpha and beta): [`Unary::PARAMS`] says how many, and
@@ -19,6 +20,7 @@
 //! has no parameter inputs.
 
 pub mod own;
+pub mod single;
 pub mod table;
 pub mod vector;
 
@@ -60,6 +62,17 @@ pub trait Unary: Copy + fmt::Debug + PartialEq + Send + Sync + 'static {
 
     /// The float rule, in the float type.
     fn float<F: Float>(self, x: F) -> F;
+
+    /// Whether the row's f32 rule is a single-precision form of its own
+    /// ([`single`](Unary::single)) rather than the float rule in f64 rounded once.
+    const SINGLE: bool = false;
+
+    /// The f32 rule of a row with [`SINGLE`](Unary::SINGLE) set: straight-line f32 arithmetic
+    /// the compiler vectorises, within 1 ulp of the exact result (see [`single`]).
+    #[inline(always)]
+    fn single(self, x: f32) -> f32 {
+        self.float(x as f64) as f32
+    }
 
     /// Whether the row has a branch-free double-precision form of its float rule
     /// ([`vector`](Unary::vector)), which f32 data then runs through.
@@ -105,7 +118,8 @@ macro_rules! unary_table {
             $ty:ident $const:ident: $name:literal-$version:literal, $types:ident, exact: $exact:literal,
                 int |$x:ident| $int:expr,
                 float |$fx:ident| $float:expr
-                $(, vector |$vx:ident| $vector:expr)?;
+                $(, vector |$vx:ident| $vector:expr)?
+                $(, single |$sx:ident| $single:expr)?;
         )*}
         own { $($own:ident),* $(,)? }
     ) => {
@@ -141,6 +155,15 @@ macro_rules! unary_table {
                     #[inline(always)]
                     fn vector(self, $vx: f64) -> f64 {
                         $vector
+                    }
+                )?
+
+                $(
+                    const SINGLE: bool = true;
+
+                    #[inline(always)]
+                    fn single(self, $sx: f32) -> f32 {
+                        $single
                     }
                 )?
             }
@@ -189,6 +212,13 @@ impl UnaryElem for f32 {
     fn run<K: Unary>(k: K, a: Src<'_, Self>, b: Src<'_, Self>, out: Out<'_, Self>) -> RunResult {
         if K::EXACT {
             kernel::map(a, b, out, |x, _| k.float(x));
+        } else if K::SINGLE {
+            single_map(
+                a,
+                out,
+                #[inline(always)]
+                move |x| k.single(x),
+            );
         } else if K::VECTOR {
             k.vector_run(a, out);
         } else {
@@ -211,11 +241,14 @@ macro_rules! narrow_elems {
 }
 narrow_elems!(half::f16 half::bf16);
 
-/// A row's f32 rule: in f32 when exact, else in f64 rounded once.
+/// A row's f32 rule: in f32 when exact, the row's single-precision form where it has one,
+/// else in f64 rounded once.
 #[inline(always)]
 fn f32_rule<K: Unary>(k: K, x: f32) -> f32 {
     if K::EXACT {
         k.float(x)
+    } else if K::SINGLE {
+        k.single(x)
     } else {
         k.float(x as f64) as f32
     }
@@ -289,6 +322,52 @@ pub fn vector_map(
                         o.write(y);
                     }
                 }
+            }
+        },
+    );
+}
+
+/// f32 data through a row's single-precision form ([`Unary::single`]), one vectorised loop;
+/// a streamed output is filled a block at a time through a buffer and streamed out.
+#[inline(always)]
+fn single_map(a: Src<'_, f32>, out: Out<'_, f32>, form: impl Fn(f32) -> f32 + Copy) {
+    const BLOCK: usize = 1024;
+    let Out { data, stream } = out;
+    let s = match a {
+        Src::Slice(s) => s,
+        Src::Repeat(x) => {
+            let y = form(x);
+            data.iter_mut().for_each(|o| {
+                o.write(y);
+            });
+            return;
+        }
+    };
+    kernel::simd::vectorised_for(
+        #[inline(always)]
+        |_| {
+            // A copy local to the unit's function, so that a parameter the form captures
+            // (Swish's beta) is a register in the loop (see [`vector_map`]).
+            let form_here = form;
+            if !stream {
+                for (o, &x) in data.iter_mut().zip(s) {
+                    o.write(form_here(x));
+                }
+                return;
+            }
+            let mut buf = [0f32; BLOCK];
+            for (i, (part, xs)) in data.chunks_mut(BLOCK).zip(s.chunks(BLOCK)).enumerate() {
+                // The next block's input, asked for ahead: this loop reads too slowly for the
+                // hardware prefetcher to run far enough ahead (Exp: 15% slower without).
+                kernel::simd::prefetch(
+                    s.get((i + 1) * BLOCK..)
+                        .map_or(&[][..], |r| &r[..r.len().min(BLOCK)]),
+                );
+                let buf = &mut buf[..part.len()];
+                for (y, &x) in buf.iter_mut().zip(xs) {
+                    *y = form_here(x);
+                }
+                kernel::simd::stream_copy(buf, part);
             }
         },
     );

@@ -15,7 +15,7 @@
 //!   HardSigmoid-1: `max(0, min(1, α x + β))`, α and β from inputs 1 and 2. Elu-1:
 //!   `x` for x > 0, else `α (e^x − 1)`, α the attribute `alpha`.
 
-use super::{Unary, f32_rule, no_int, vector, vector_map};
+use super::{Unary, f32_rule, no_int, single, vector, vector_map};
 use crate::num::{Float, Int, Num};
 use crate::ops::kernel::{Out, Src};
 use crate::ops::{Arity, AttrError, Attrs, ElemError};
@@ -344,11 +344,11 @@ impl Unary for Swish {
         super::table::times(x, super::table::sigmoid(F::of_f64(self.beta) * x))
     }
 
-    const VECTOR: bool = true;
+    const SINGLE: bool = true;
 
     #[inline(always)]
-    fn vector(self, x: f64) -> f64 {
-        vector::times_sigmoid(x, self.beta * x)
+    fn single(self, x: f32) -> f32 {
+        single::swish(x, self.beta as f32)
     }
 }
 

@@ -23,7 +23,7 @@
 //!   and rounded once, rewritten where the textbook formula loses digits (SoftPlus as
 //!   `max(x, 0) + log1p(exp(−|x|))`, Gelu with `erfc` where `1 + erf` cancels).
 
-use super::{Unary, UnaryOp, no_int, unary_table, vector};
+use super::{Unary, UnaryOp, no_int, single, unary_table, vector};
 use crate::num::{Float, Int};
 use crate::ops::{AttrError, Attrs, ElemError, OpDef};
 use crate::tensor::TypeSet;
@@ -70,7 +70,7 @@ unary_table! {
         Exp EXP: "Exp"-1, FLOAT, exact: false,
             int |x| no_int(),
             float |x| x.exp(),
-            vector |x| vector::exp(x);
+            single |x| single::exp(x);
         /// Log-1: the natural logarithm.
         Log LOG: "Log"-1, NUMERIC, exact: false,
             int |x| int_round(x, Float::ln),
@@ -133,7 +133,7 @@ unary_table! {
         Sigmoid SIGMOID: "Sigmoid"-1, FLOAT, exact: false,
             int |x| no_int(),
             float |x| sigmoid(x),
-            vector |x| vector::sigmoid(x);
+            single |x| single::sigmoid(x);
         /// HSigmoid-5: `min(max(x + 3, 0), 6) / 6`.
         HSigmoid HSIGMOID: "HSigmoid"-5, FLOAT, exact: false,
             int |x| no_int(),
