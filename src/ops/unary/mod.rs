@@ -26,6 +26,7 @@ pub mod vector;
 
 use std::any::Any;
 use std::fmt;
+use std::mem::MaybeUninit;
 
 use super::binary::{ArithOp, Fusable};
 use super::kernel::{self, Out, RunResult, Src, StepKernel};
@@ -267,17 +268,9 @@ pub fn vector_map(
     form: impl Fn(f64) -> f64 + Copy,
     scalar: impl Fn(f32) -> f32,
 ) {
-    const BLOCK: usize = 256;
     let Out { data, stream } = out;
-    let s = match a {
-        Src::Slice(s) => s,
-        Src::Repeat(x) => {
-            let y = scalar(x);
-            data.iter_mut().for_each(|o| {
-                o.write(y);
-            });
-            return;
-        }
+    let Some(s) = slice_or_fill(a, data, &scalar) else {
+        return;
     };
     kernel::simd::vectorised_for(
         #[inline(always)]
@@ -293,9 +286,12 @@ pub fn vector_map(
             // A copy local to the unit's function: a parameter the form captures (Swish's beta)
             // is then a register, not a load the loop cannot be vectorised around.
             let form_here = form;
+            const BLOCK: usize = 256;
             let mut wide = [0f64; BLOCK];
             let mut buf = [0f32; BLOCK];
+            let mut next = s.chunks(BLOCK).skip(1);
             for (part, xs) in data.chunks_mut(BLOCK).zip(s.chunks(BLOCK)) {
+                kernel::simd::prefetch(next.next().unwrap_or_default());
                 let (wide, buf) = (&mut wide[..part.len()], &mut buf[..part.len()]);
                 // Two simple loops (the form, then the rounding) vectorise where one did not.
                 for (w, &x) in wide.iter_mut().zip(xs) {
@@ -315,13 +311,7 @@ pub fn vector_map(
                         }
                     }
                 }
-                if stream {
-                    kernel::simd::stream_copy(buf, part);
-                } else {
-                    for (o, &y) in part.iter_mut().zip(buf.iter()) {
-                        o.write(y);
-                    }
-                }
+                put(buf, part, stream);
             }
         },
     );
@@ -331,17 +321,9 @@ pub fn vector_map(
 /// a streamed output is filled a block at a time through a buffer and streamed out.
 #[inline(always)]
 fn single_map(a: Src<'_, f32>, out: Out<'_, f32>, form: impl Fn(f32) -> f32 + Copy) {
-    const BLOCK: usize = 1024;
     let Out { data, stream } = out;
-    let s = match a {
-        Src::Slice(s) => s,
-        Src::Repeat(x) => {
-            let y = form(x);
-            data.iter_mut().for_each(|o| {
-                o.write(y);
-            });
-            return;
-        }
+    let Some(s) = slice_or_fill(a, data, &form) else {
+        return;
     };
     kernel::simd::vectorised_for(
         #[inline(always)]
@@ -355,22 +337,56 @@ fn single_map(a: Src<'_, f32>, out: Out<'_, f32>, form: impl Fn(f32) -> f32 + Co
                 }
                 return;
             }
+            const BLOCK: usize = 1024;
             let mut buf = [0f32; BLOCK];
-            for (i, (part, xs)) in data.chunks_mut(BLOCK).zip(s.chunks(BLOCK)).enumerate() {
-                // The next block's input, asked for ahead: this loop reads too slowly for the
-                // hardware prefetcher to run far enough ahead (Exp: 15% slower without).
-                kernel::simd::prefetch(
-                    s.get((i + 1) * BLOCK..)
-                        .map_or(&[][..], |r| &r[..r.len().min(BLOCK)]),
-                );
+            let mut next = s.chunks(BLOCK).skip(1);
+            for (part, xs) in data.chunks_mut(BLOCK).zip(s.chunks(BLOCK)) {
+                kernel::simd::prefetch(next.next().unwrap_or_default());
                 let buf = &mut buf[..part.len()];
                 for (y, &x) in buf.iter_mut().zip(xs) {
                     *y = form_here(x);
                 }
-                kernel::simd::stream_copy(buf, part);
+                put(buf, part, true);
             }
         },
     );
+}
+
+/// The slice of a run, or `None` once a repeated value's result (`f` of it) has filled `data`.
+#[inline(always)]
+fn slice_or_fill<'a>(
+    a: Src<'a, f32>,
+    data: &mut [MaybeUninit<f32>],
+    f: &impl Fn(f32) -> f32,
+) -> Option<&'a [f32]> {
+    match a {
+        Src::Slice(s) => Some(s),
+        Src::Repeat(x) => {
+            let y = f(x);
+            data.iter_mut().for_each(|o| {
+                o.write(y);
+            });
+            None
+        }
+    }
+}
+
+/// A block of results copied to its place in the output, streamed when `stream` says so.
+///
+/// The block loops that call it ([`vector_map`], [`single_map`]) ask for the next block's
+/// input ahead ([`kernel::simd::prefetch`]): they read too slowly for the hardware prefetcher
+/// to run far enough ahead (Exp: 15% slower without). They are written out in each rather than
+/// shared through a closure, which the compiler left as a call outside the vector unit's
+/// function (fused steps then became library calls: Tanh 50 times slower).
+#[inline(always)]
+fn put(buf: &[f32], part: &mut [MaybeUninit<f32>], stream: bool) {
+    if stream {
+        kernel::simd::stream_copy(buf, part);
+    } else {
+        for (o, &y) in part.iter_mut().zip(buf.iter()) {
+            o.write(y);
+        }
+    }
 }
 
 /// A plain loop for rules that call elementary functions (nothing to vectorise).

@@ -135,16 +135,25 @@ fn sigmoid_parts(th: f32, tl: f32) -> (f32, f32, f32, i32) {
     let (a, b) = pow2_clamped(e.n);
     let zh = (e.w * a) * b;
     let zl = (e.c * a) * b;
+    // The numerator without its power of two: e^s or 1.
+    let (nh, nl) = if neg { (e.w, e.c) } else { (1.0, 0.0) };
+    let (q, rem, r) = quotient(zh, zl, nh, nl);
+    (q, rem, r, if neg { e.n } else { 0 })
+}
+
+/// `(nh + nl) / (1 + zh + zl)` as `q + rem · r`: `q` the quotient rounded, `rem` its residual
+/// (exact but for the low parts' own rounding), `r` the reciprocal of the denominator's high
+/// part.
+#[inline(always)]
+fn quotient(zh: f32, zl: f32, nh: f32, nl: f32) -> (f32, f32, f32) {
     // 1 + z as the pair (dh, dl), exactly but for zl's own rounding.
     let dh = 1.0 + zh;
     let dl = ((1.0 - dh) + zh) + zl;
-    // The numerator without its power of two: e^s or 1.
-    let (nh, nl) = if neg { (e.w, e.c) } else { (1.0, 0.0) };
     let r = 1.0 / dh;
     let q = nh * r;
     let rem = (-q).mul_add(dh, nh);
     let rem = (-q).mul_add(dl, rem + nl);
-    (q, rem, r, if neg { e.n } else { 0 })
+    (q, rem, r)
 }
 
 /// `1 / (1 + e^−x)`: [`sigmoid_parts`] with the numerator scaled in place (a subnormal result
@@ -156,13 +165,8 @@ pub fn sigmoid(x: f32) -> f32 {
     let (a, b) = pow2(e.n);
     let zh = (e.w * a) * b;
     let zl = (e.c * a) * b;
-    let dh = 1.0 + zh;
-    let dl = ((1.0 - dh) + zh) + zl;
     let (nh, nl) = if neg { (zh, zl) } else { (1.0, 0.0) };
-    let r = 1.0 / dh;
-    let q = nh * r;
-    let rem = (-q).mul_add(dh, nh);
-    let rem = (-q).mul_add(dl, rem + nl);
+    let (q, rem, r) = quotient(zh, zl, nh, nl);
     rem.mul_add(r, q)
 }
 
