@@ -1,8 +1,8 @@
 //! The vectorised f32 path of the transcendental rows gives exactly the bits of the scalar
 //! rule on every input tried: a spread of a million f32 bit patterns, every special value, and
 //! values next to each row's thresholds. The scalar rule is the row's single-precision form
-//! evaluated one element at a time (Exp, Sigmoid, Swish) or its float rule in f64, rounded once
-//! (Tanh, Erf, Gelu, whose f64 vector forms must reproduce it). `cargo bench --bench accuracy
+//! evaluated one element at a time (Exp, Sigmoid, Swish, Erf) or its float rule in f64, rounded
+//! once (Tanh, Gelu, whose f64 vector forms must reproduce it). `cargo bench --bench accuracy
 //! -- --exhaustive` checks all 2^32 inputs against the exact results.
 
 use ndarray::{ArrayD, IxDyn};
@@ -50,6 +50,9 @@ fn inputs() -> Vec<f32> {
         3.0,
         0.5,
         10.0,
+        0.875,
+        3.83,
+        4.0,
     ] {
         for s in [edge, -edge] {
             let b = s.to_bits();
@@ -66,6 +69,15 @@ fn scalar<K: Unary>(k: K, x: f32) -> f32 {
     k.single(std::hint::black_box(x))
 }
 
+/// The row's f32 rule on one element: its single-precision form, or the f64 rule rounded.
+fn rule<K: Unary>(k: K, x: f32) -> f32 {
+    if K::SINGLE {
+        scalar(k, x)
+    } else {
+        k.float(x as f64) as f32
+    }
+}
+
 fn check<K: Unary>(k: K) {
     let xs = inputs();
     let n = xs.len();
@@ -74,11 +86,7 @@ fn check<K: Unary>(k: K) {
     let (xs, got) = (t.view::<f32>().unwrap(), out.view::<f32>().unwrap());
     let mut bad = 0;
     for (&x, &y) in xs.iter().zip(got.iter()) {
-        let want = if K::SINGLE {
-            scalar(k, x)
-        } else {
-            k.float(x as f64) as f32
-        };
+        let want = rule(k, x);
         let same = want.to_bits() == y.to_bits() || (want.is_nan() && y.is_nan());
         if !same {
             if bad < 5 {
@@ -134,7 +142,7 @@ fn repeated_and_unaligned() {
     for n in [1, 255, 256, 257, 1000] {
         let t = f32::wrap(ArrayD::from_elem(IxDyn(&[n]), x));
         let out = UnaryOp::new(Erf).eval_tensor(&t).unwrap();
-        let want = Erf.float(x as f64) as f32;
+        let want = rule(Erf, x);
         assert!(out.view::<f32>().unwrap().iter().all(|&y| y == want));
     }
 }
@@ -188,6 +196,7 @@ fn single_forms_within_an_ulp() {
     let mut rows = vec![
         (format!("{:?}", Exp), worst(Exp)),
         (format!("{:?}", Sigmoid), worst(Sigmoid)),
+        (format!("{:?}", Erf), worst(Erf)),
     ];
     for beta in [1.0f32, 0.5, -1.0, 0.0, 1.702, 1e30, 1e-3, -7.5] {
         let k = Swish { beta: beta as f64 };

@@ -1,4 +1,4 @@
-//! Single-precision forms of Exp, Sigmoid and Swish: the f32 rule of these rows. Each is
+//! Single-precision forms of Exp, Sigmoid, Swish and Erf: the f32 rule of these rows. Each is
 //! straight-line f32 arithmetic (no calls, no branches, selects instead) that the compiler
 //! vectorises eight lanes to an AVX2 register, sixteen to an AVX-512 one, within 1 ulp of the
 //! exact result (`cargo bench --bench accuracy` measures every f32 input; docs/accuracy.md).
@@ -67,7 +67,12 @@ fn exp_parts(t: f32, lo: f32, low: f32) -> ExpParts {
     // (−0 included), so the step folds away, where `x + 0` would not.
     let inside = t >= low && t <= 89.0;
     let neg_lo = if inside { -lo } else { 0.0 };
-    let t = t.clamp(low, 89.0);
+    exp_core(t.clamp(low, 89.0), neg_lo)
+}
+
+/// [`exp_parts`] for `low ≤ t ≤ 89` (not checked), the low part given negated.
+#[inline(always)]
+fn exp_core(t: f32, neg_lo: f32) -> ExpParts {
     let k = t.mul_add(LOG2_E, SHIFT);
     let n = k - SHIFT;
     // s = t − n ln2 as the pair (sh, sl): the first step is exact, the second's rounding
@@ -205,6 +210,110 @@ pub fn swish(x: f32, beta: f32) -> f32 {
     }
 }
 
+/// 2/√π split in two (the high part its f32 rounding).
+const FRAC_2_SQRT_PI_HI: f32 = f32::from_bits(0x3f90_6ebb);
+const FRAC_2_SQRT_PI_LO: f32 = f32::from_bits(0xb37b_d649);
+
+/// 2^64.
+const TWO_64: f32 = (1u64 << 63) as f32 * 2.0;
+
+/// Where Erf's two forms meet: below, the odd series; from here, 1 − erfc.
+const ERF_SPLIT: f32 = 0.875;
+
+/// `(erf(x)/x − 2/√π) / x²` as a polynomial in x² on |x| ≤ 0.875 (a least-squares fit, f32
+/// coefficients fitted one at a time from the constant term; error below 2^-32 of erf).
+const ERF_SMALL: [f32; 7] = [
+    f32::from_bits(0xbec0_93a3),
+    f32::from_bits(0x3de7_1774),
+    f32::from_bits(0xbcdc_1306),
+    f32::from_bits(0x3baa_fb21),
+    f32::from_bits(0xba5c_ec08),
+    f32::from_bits(0x38e1_649c),
+    f32::from_bits(0xb702_8943),
+];
+
+/// The point [`ERFC_LOG`] is expanded around (`a − 2` is exact for 1 ≤ a ≤ 4).
+const ERFC_LOG_MID: f32 = 2.0;
+
+/// `ln erfc(a) + a²` as a polynomial in a − 2 on 0.875 ≤ a ≤ 4 (fitted as [`ERF_SMALL`];
+/// error below 2^-25, which is the relative error it gives erfc).
+const ERFC_LOG: [f32; 9] = [
+    f32::from_bits(0xbfae_b665),
+    f32::from_bits(0xbed6_192f),
+    f32::from_bits(0x3d9c_2865),
+    f32::from_bits(0xbc86_e0a1),
+    f32::from_bits(0x3b6a_0b80),
+    f32::from_bits(0xba40_53cf),
+    f32::from_bits(0x390d_c715),
+    f32::from_bits(0xb7a5_0a8d),
+    f32::from_bits(0x35d5_cc3a),
+];
+
+/// `erf x`: the odd series below 0.875 in magnitude ([`erf_series`]), `1 − erfc(|x|)` with
+/// x's sign from there ([`one_minus_erfc`]); ±0 kept. Within 0.8 ulp (measured on every f32).
+#[inline(always)]
+pub fn erf(x: f32) -> f32 {
+    let (small, large) = (erf_series(x), one_minus_erfc(x.abs()).copysign(x));
+    // Below 2^-60, erf x = x · 2/√π to far below an ulp, computed scaled by 2^64 so that the
+    // low part of the product is not lost to the subnormal range (1 ulp at x ≈ 3.6e-38 unscaled).
+    let xs = x * TWO_64;
+    let tiny = xs.mul_add(FRAC_2_SQRT_PI_HI, xs * FRAC_2_SQRT_PI_LO) * (1.0 / TWO_64);
+    if x == 0.0 {
+        x
+    } else if x.abs() < 1.0 / (1u64 << 60) as f32 {
+        tiny
+    } else if x.abs() < ERF_SPLIT {
+        small
+    } else {
+        large
+    }
+}
+
+/// `x (2/√π + x² P(x²))` for |x| ≤ 0.875. The rest `x³ P(x²)` reaches a third of the result,
+/// so it is not simply added: x² is split exactly, `x · 2/√π` and `x · (x² P)` are exact pairs,
+/// and their high parts are summed exactly (Fast2Sum), leaving P's own rounding (about 0.15
+/// ulp at x = 0.875) and the last one.
+#[inline(always)]
+fn erf_series(x: f32) -> f32 {
+    let x2h = x * x;
+    let x2l = x.mul_add(x, -x2h);
+    let p = poly(x2h, &ERF_SMALL);
+    let inner = x2h.mul_add(p, x2l.mul_add(p, FRAC_2_SQRT_PI_LO));
+    let rh = x * inner;
+    let rl = x.mul_add(inner, -rh);
+    let ph = x * FRAC_2_SQRT_PI_HI;
+    let pl = x.mul_add(FRAC_2_SQRT_PI_HI, -ph);
+    let sh = ph + rh;
+    let sl = (ph - sh) + rh;
+    sh + ((sl + pl) + rl)
+}
+
+/// `1 − erfc(a)` for a ≥ 0.875 (clamped to 0.875..=4; from 3.92 the result is 1), with
+/// `erfc(a) = e^(−a² + L(a))`. The exponent is carried as a pair: a² split exactly, L's
+/// argument `a − 2` with its rounding error (below a = 1) through L's slope at 2, and the sum
+/// by Fast2Sum (a² ≥ |L| here). The exponential comes as a pair too, and its subtraction from
+/// 1 is exact but for the last rounding, so erfc's relative error (about 2^-24, from L's
+/// evaluation) costs at most erfc(0.875) = 0.22 of an ulp.
+#[inline(always)]
+fn one_minus_erfc(a: f32) -> f32 {
+    // (`clamp` keeps a NaN, which then runs through to the result.)
+    let a = a.clamp(ERF_SPLIT, 4.0);
+    let sh = a * a;
+    let sl = a.mul_add(a, -sh);
+    let vh = a - ERFC_LOG_MID;
+    let vl = a - (vh + ERFC_LOG_MID);
+    let l = poly(vh, &ERFC_LOG);
+    let th = l - sh;
+    let tl = vl.mul_add(ERFC_LOG[1], (l - (th + sh)) - sl);
+    // th is within −16.5..−0.7 (NaN aside): no clamp, and 2^n is one normal factor.
+    let e = exp_core(th, -tl);
+    let scale = f32::from_bits((e.n.wrapping_add(127) as u32) << 23);
+    let (ew, ec) = (e.w * scale, e.c * scale);
+    // 1 − ew split exactly (Fast2Sum, ew < 1), then the low parts.
+    let r = 1.0 - ew;
+    r + (((1.0 - r) - ew) - ec)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,7 +351,9 @@ mod tests {
     #[test]
     fn within_an_ulp_across_the_range() {
         // libm's f64 functions are within about 2^-28 f32 ulps of the exact value.
-        let cases: [(&str, f64, f64); 4] = [
+        let cases: [(&str, f64, f64); 6] = [
+            ("erf", worst(erf, libm::erf, -4.0, 4.0), 0.9),
+            ("erf near the split", worst(erf, libm::erf, 0.87, 0.88), 0.9),
             ("exp", worst(exp, libm::exp, -87.0, 88.7), 0.75),
             ("exp near 0", worst(exp, libm::exp, -1e-3, 1e-3), 0.75),
             ("sigmoid", worst(sigmoid, sigmoid64, -87.0, 30.0), 0.85),
@@ -265,6 +376,23 @@ mod tests {
     #[test]
     fn specials_and_limits() {
         assert_eq!(exp(0.0), 1.0);
+        assert_eq!(erf(0.0).to_bits(), 0.0f32.to_bits());
+        assert_eq!(erf(-0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(erf(f32::INFINITY), 1.0);
+        assert_eq!(erf(f32::NEG_INFINITY), -1.0);
+        assert_eq!(erf(3.92), 1.0);
+        assert_eq!(erf(3.9), 1.0 - f32::EPSILON / 2.0);
+        assert_eq!(erf(3.5846316e-38), 4.0448236e-38);
+        assert!(erf(3.8) < 1.0);
+        assert!(erf(f32::NAN).is_nan());
+        assert_eq!(
+            erf(1e-40),
+            (1e-40f32 as f64 * std::f64::consts::FRAC_2_SQRT_PI) as f32
+        );
+        assert_eq!(
+            erf(f32::MIN_POSITIVE),
+            (f32::MIN_POSITIVE as f64 * std::f64::consts::FRAC_2_SQRT_PI) as f32
+        );
         assert_eq!(exp(f32::INFINITY), f32::INFINITY);
         assert_eq!(exp(89.0), f32::INFINITY);
         assert!(ulps(exp(88.72283), libm::exp(88.72283f32 as f64)) < 0.75);

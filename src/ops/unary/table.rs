@@ -128,7 +128,7 @@ unary_table! {
         Erf ERF: "Erf"-1, NUMERIC, exact: false,
             int |x| int_round(x, Float::erf),
             float |x| x.erf(),
-            vector |x| vector::erf(x);
+            single |x| single::erf(x);
         /// Sigmoid-1: `1 / (1 + e^−x)`.
         Sigmoid SIGMOID: "Sigmoid"-1, FLOAT, exact: false,
             int |x| no_int(),
