@@ -406,10 +406,25 @@ fn large_streamed_outputs_are_exact() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The first id of the Relu layers [`chains_over_long_broadcast_runs_match_layer_by_layer`]
+/// inserts, and the output port of a layer there by its id.
+const RELU_IDS: usize = 1000;
+
+fn port(v: usize, params: usize) -> usize {
+    if v < params {
+        0
+    } else if v >= RELU_IDS {
+        1
+    } else {
+        2
+    }
+}
+
 /// Linear f32 chains whose broadcast operands change only every 64 or more elements (rows,
 /// columns, planes of the output) read those operands run by run instead of gathering them:
 /// checked against layer-by-layer execution, with the running value on either side, for
-/// shared (a new, streamed or not, output) and owned inputs.
+/// shared (a new, streamed or not, output) and owned inputs. Some have Relu layers between
+/// the steps, which makes them groups computed tile by tile.
 #[test]
 fn chains_over_long_broadcast_runs_match_layer_by_layer() {
     let full = [3usize, 70, 130];
@@ -464,10 +479,23 @@ fn chains_over_long_broadcast_runs_match_layer_by_layer() {
                 dims(&full)
             )
             .unwrap();
-            let port = |v: usize| if v < params.len() { 0 } else { 2 };
-            edges.push((x, port(x), id, 0));
-            edges.push((y, port(y), id, 1));
+            edges.push((x, port(x, params.len()), id, 0));
+            edges.push((y, port(y, params.len()), id, 1));
             prev = id;
+            // Now and then a Relu after the step: the group is then no chain in registers but
+            // goes tile by tile, where operands within one run are read in place.
+            if rng.below(3) == 0 {
+                let relu = RELU_IDS + l;
+                writeln!(
+                    xml,
+                    "<layer id=\"{relu}\" name=\"relu{l}\" type=\"Relu\" version=\"opset1\"><input><port id=\"0\" precision=\"FP32\">{}</port></input><output><port id=\"1\" precision=\"FP32\">{}</port></output></layer>",
+                    dims(&full),
+                    dims(&full)
+                )
+                .unwrap();
+                edges.push((id, 2, relu, 0));
+                prev = relu;
+            }
         }
         let last = params.len() + layers;
         writeln!(
@@ -476,7 +504,7 @@ fn chains_over_long_broadcast_runs_match_layer_by_layer() {
             dims(&full)
         )
         .unwrap();
-        edges.push((prev, 2, last, 0));
+        edges.push((prev, port(prev, params.len()), last, 0));
         xml.push_str("</layers>\n<edges>\n");
         for (from, fp, to, tp) in edges {
             writeln!(

@@ -283,6 +283,30 @@ fn gather<T: Copy>(plan: &Plan, first: bool, leaf: &[T], g0: usize, buf: &mut [M
     });
 }
 
+/// A broadcast leaf's operand for output elements `g0..g0 + len` when they lie in one run of
+/// `plan`: read in place, or its one value repeated (a per-channel scale over a tile within
+/// one channel), rather than gathered into a buffer (which cost a sixth of relu(x*s+b)).
+fn one_run<'a, T: Copy>(
+    plan: &Plan,
+    first: bool,
+    leaf: &'a [T],
+    g0: usize,
+    len: usize,
+) -> Option<Src<'a, T>> {
+    let mut one = None;
+    plan.runs(g0, g0 + len, |r| {
+        if r.len == len {
+            one = Some(if first {
+                (r.a, r.a_step)
+            } else {
+                (r.b, r.b_step)
+            });
+        }
+        false
+    });
+    one.map(|(at, step)| Src::of_run(leaf, at, step, len))
+}
+
 impl<T: Element> Group<'_, T> {
     /// Computes output elements `start..start + out.len()`, tile by tile, one call of a step's
     /// kernel per step and tile. After a step fails, only the steps before it go on (one of them may
@@ -500,6 +524,8 @@ impl<T: Element> Group<'_, T> {
                     Src::Slice(&leaf[g0..g0 + len])
                 } else if leaf.len() == 1 {
                     Src::Repeat(leaf[0])
+                } else if let Some(src) = one_run(&step.plan, first, leaf, g0, len) {
+                    src
                 } else {
                     gather(&step.plan, first, leaf, g0, &mut buf[..len]);
                     Src::Slice(unsafe { filled(buf, len) })
