@@ -116,9 +116,14 @@ impl Failure {
     }
 }
 
-/// Elements per tile when a group computes intermediates: each step's tile of a chain stays in
-/// L1/L2 between steps.
-pub const TILE: usize = 512;
+/// Elements per tile when a group computes intermediates: each step's tile (16 KiB of f32)
+/// stays in L1/L2 between steps. Against 512, the per-tile set-up (a kernel call per step, each
+/// operand resolved) is amortised: relu(x*scale+bias) per channel on [64,64,64,64] at one
+/// thread 10.6 -> 7.3 ms, f16 a*b+c 8.9 -> 7.9 ms (2048: 8.0 and 8.2 ms).
+pub const TILE: usize = 4096;
+
+/// The parts of an output computed in parallel start at multiples of this many elements.
+const PART: usize = 512;
 
 /// Computes a fused group of elementwise steps in one pass over the output, tile by tile:
 /// `kernels[k]` is step `k`'s kernel. Intermediates live only in per-thread
@@ -199,9 +204,6 @@ pub fn fused<T: Element>(
     // 6144–12288). Anything else goes tile by tile.
     let tile = if alias.is_none() && !gathers && (steps.len() == 1 || chain.is_some()) {
         usize::MAX
-    } else if chain.is_some() && !gathers {
-        // No intermediate tiles to keep in L1: longer tiles, fewer per-tile set-ups.
-        TILE * 8
     } else {
         TILE
     };
@@ -218,7 +220,7 @@ pub fn fused<T: Element>(
         by_runs,
         by_segments,
     };
-    if let Some(f) = in_parts(out, TILE, |at, o| group.chunk(at, o), |f| (f.step, f.at)) {
+    if let Some(f) = in_parts(out, PART, |at, o| group.chunk(at, o), |f| (f.step, f.at)) {
         return Err(f);
     }
     if alias.is_none() {
