@@ -222,6 +222,7 @@ const ERF_SPLIT: f32 = 0.875;
 
 /// `(erf(x)/x − 2/√π) / x²` as a polynomial in x² on |x| ≤ 0.875 (a least-squares fit, f32
 /// coefficients fitted one at a time from the constant term; error below 2^-32 of erf).
+/// `benches/fit_erf.py` makes this table and [`ERFC_LOG`].
 const ERF_SMALL: [f32; 7] = [
     f32::from_bits(0xbec0_93a3),
     f32::from_bits(0x3de7_1774),
