@@ -450,11 +450,28 @@ impl OneInput {
     }
 }
 
-fn map_one<T: Element, O: Element>(x: &Tensor, f: impl Fn(T) -> O) -> Result<Tensor, EvalError> {
-    let data = crate::ops::kernel::contiguous::<T>(x)
-        .ok_or(EvalError::Types(x.element_type(), T::TYPE))?;
-    let out: Vec<O> = data.iter().map(|&v| f(v)).collect();
-    crate::ops::kernel::tensor_from::<O>(x.shape(), out)
+/// `f` on every element of `x`, in parallel parts for a large tensor.
+fn map_one<T: Element, O: Element>(
+    x: &Tensor,
+    f: impl Fn(T) -> O + Sync,
+) -> Result<Tensor, EvalError> {
+    let data = kernel::contiguous::<T>(x).ok_or(EvalError::Types(x.element_type(), T::TYPE))?;
+    let n = data.len();
+    let mut out: Vec<O> = Vec::with_capacity(n);
+    kernel::in_parts(
+        &mut out.spare_capacity_mut()[..n],
+        kernel::BLOCK,
+        |at, part| {
+            for (o, &v) in part.iter_mut().zip(&data[at..]) {
+                o.write(f(v));
+            }
+            None::<()>
+        },
+        |_| (),
+    );
+    // SAFETY: the parts cover `0..n`, and each wrote every element of its part.
+    unsafe { out.set_len(n) };
+    kernel::tensor_from::<O>(x.shape(), out)
 }
 
 impl Op for OneInput {
@@ -482,5 +499,55 @@ impl Op for OneInput {
         let x = cx.tensor(0)?;
         cx.reserve(self.out_type(x.element_type()), x.shape().iter().product())?;
         Ok(vec![self.eval_tensor(&x)?])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{ArrayD, IxDyn};
+
+    /// A tensor large enough to be computed in parallel parts gives each element's own result
+    /// at its own place (every part written, none shifted).
+    #[test]
+    fn large_one_input_ops_are_elementwise() {
+        let n = 3 * kernel::PARALLEL_MIN + 7;
+        let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -1.5];
+        let xs: Vec<f32> = (0..n).map(|i| specials[(i * i + i / 3) % 5]).collect();
+        let x = f32::wrap(ArrayD::from_shape_vec(IxDyn(&[n]), xs.clone()).unwrap());
+        let op = |test| OneInput {
+            name: "IsNaN",
+            version: 10,
+            types: TypeSet::FLOAT,
+            test,
+        };
+        type Case = (Test, fn(f32) -> bool);
+        let cases: [Case; 3] = [
+            (Test::IsNan, f32::is_nan),
+            (Test::IsFinite, f32::is_finite),
+            (
+                Test::IsInf {
+                    positive: true,
+                    negative: false,
+                },
+                |v| v == f32::INFINITY,
+            ),
+        ];
+        for (test, want) in cases {
+            let got = op(test).eval_tensor(&x).unwrap();
+            let got = got.view::<bool>().unwrap();
+            assert!(got.iter().zip(&xs).all(|(&g, &v)| g == want(v)), "{test:?}");
+        }
+        let ints: Vec<i32> = (0..n as i32).collect();
+        let t = i32::wrap(ArrayD::from_shape_vec(IxDyn(&[n]), ints.clone()).unwrap());
+        let not = OneInput {
+            name: "BitwiseNot",
+            version: 13,
+            types: TypeSet::INT,
+            test: Test::Not,
+        };
+        let got = not.eval_tensor(&t).unwrap();
+        let got = got.view::<i32>().unwrap();
+        assert!(got.iter().zip(&ints).all(|(&g, &v)| g == !v));
     }
 }
