@@ -23,7 +23,7 @@
 //!   and rounded once, rewritten where the textbook formula loses digits (SoftPlus as
 //!   `max(x, 0) + log1p(exp(−|x|))`, Gelu with `erfc` where `1 + erf` cancels).
 
-use super::{Unary, UnaryOp, no_int, single, unary_table, vector};
+use super::{Unary, UnaryOp, double, no_int, single, unary_table, vector};
 use crate::num::{Float, Int};
 use crate::ops::{AttrError, Attrs, ElemError, OpDef};
 use crate::tensor::TypeSet;
@@ -111,7 +111,8 @@ unary_table! {
         Tanh TANH: "Tanh"-1, NUMERIC, exact: false,
             int |x| int_round(x, Float::tanh),
             float |x| x.tanh(),
-            vector |x| vector::tanh(x);
+            vector |x| vector::tanh(x),
+            double |x| double::tanh(x);
         /// Asinh-3 (OpenVINO names it Asinh-4: the version of opset4, where it first appears).
         Asinh ASINH: "Asinh"-4, NUMERIC, exact: false,
             int |x| int_round(x, Float::asinh),
@@ -133,7 +134,8 @@ unary_table! {
         Sigmoid SIGMOID: "Sigmoid"-1, FLOAT, exact: false,
             int |x| no_int(),
             float |x| sigmoid(x),
-            single |x| single::sigmoid(x);
+            single |x| single::sigmoid(x),
+            double |x| double::sigmoid(x);
         /// HSigmoid-5: `min(max(x + 3, 0), 6) / 6`.
         HSigmoid HSIGMOID: "HSigmoid"-5, FLOAT, exact: false,
             int |x| no_int(),
@@ -141,7 +143,8 @@ unary_table! {
         /// HSwish-4: `x · min(max(x + 3, 0), 6) / 6`.
         HSwish HSWISH: "HSwish"-4, FLOAT, exact: false,
             int |x| no_int(),
-            float |x| times(x, hsigmoid(x));
+            float |x| times(x, hsigmoid(x)),
+            double |x| double::hswish(x);
         /// SoftPlus-4: `ln(1 + e^x)`.
         SoftPlus SOFTPLUS: "SoftPlus"-4, FLOAT, exact: false,
             int |x| no_int(),
@@ -153,7 +156,8 @@ unary_table! {
         /// Mish-4: `x · tanh(ln(1 + e^x))`.
         Mish MISH: "Mish"-4, FLOAT, exact: false,
             int |x| no_int(),
-            float |x| times(x, softplus(x).tanh());
+            float |x| times(x, softplus(x).tanh()),
+            double |x| double::mish(x);
     }
     own { Clamp, Elu, Gelu, Gelu7, Round, Swish, Selu, HardSigmoid }
 }
