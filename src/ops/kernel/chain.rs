@@ -210,9 +210,10 @@ fn apply<T: Float>(
     let mut at = 0;
     while at + LANES <= n {
         let (p, q): ([T; LANES], [T; LANES]) = (x.lanes(at), y.lanes(at));
-        let v: [T; LANES] = std::array::from_fn(|j| op(p[j], q[j]));
+        // On a line of its own, as [`chain`]'s lanes (see [`Aligned`]).
+        let v = Aligned::<[T; LANES]>(std::array::from_fn(|j| op(p[j], q[j])));
         // SAFETY: `stream` is from `blocks_stream`, and blocks start every LANES elements.
-        unsafe { store_block(&mut out[at..at + LANES], &v, stream) };
+        unsafe { store_block(&mut out[at..at + LANES], &v.0, stream) };
         at += LANES;
     }
     for (i, o) in out.iter_mut().enumerate().skip(at) {
