@@ -397,85 +397,115 @@ const INV_SQRT_2PI: Dd = Dd::new(0.398_942_280_401_432_7, -2.492_327_202_277_73e
 /// Where Gelu's erf form changes from the series to the continued fraction.
 const GELU_SPLIT: f64 = 4.0;
 
-/// `x · Φ(x)` (Gelu's erf form), Φ the standard normal distribution, `Φ(x) = (1 + erf(x/√2))/2`.
-/// Below 4 in magnitude, Φ by its Taylor series (in pairs). Beyond, the tail `Φ(−a) = φ(a)
-/// R(a)`, φ the normal density, R the Mills ratio by its continued fraction
-/// `1/(a + 1/(a + 2/(a + 3/(a + …))))` to a depth that reaches 2^-62: the result
-/// is `x φ(a) R(a)` for x < 0, with e^(−x²/2)'s power of two kept apart, and `x − a φ(a) R(a)`
-/// for x > 0.
+/// `x · Φ(x)` (Gelu's erf form), Φ the standard normal distribution, `Φ(x) = (1 + erf(x/√2))/2`:
+/// [`gelu_erf_lanes`] on one lane (the same steps, so the same bits, as the vectorised loop).
 #[inline(always)]
 pub fn gelu_erf(x: f64) -> f64 {
-    let a = x.abs();
-    if x.is_nan() || x == 0.0 {
-        return x;
-    }
-    if x > 9.0 {
-        // 1 − Φ(9) < 2^-62.
-        return x;
-    }
-    if x < -39.0 {
-        // |x| Φ(x) < 2^-1075.
-        return 0.0f64.copysign(x);
-    }
-    let x2 = {
-        let (h, l) = two_prod(x, x);
-        Dd::new(h, l)
-    };
-    if a < GELU_SPLIT {
-        // Φ(x) − 1/2 = Σ (−1)^k x^(2k+1) / (2^k k! (2k+1)) / √(2π), every step in pairs
-        // (no exponential, whose 2^-57 would be magnified by the cancellation of the half):
-        // the alternating terms cost at most 7 bits, the half 13 more, of the pair's 106.
-        let step = Dd::new(-0.5 * x2.hi, -0.5 * x2.lo);
-        let mut power = Dd::new(x, 0.0);
-        let mut sum = power;
-        // 60 terms reach 2^-70 at |x| = 4 (they shrink from the 8th on).
-        for k in 1..60 {
-            // Products by reciprocals made at compile time: divisions in the chain made the
-            // loop several times slower.
-            power = power.mul(step).mul(RECIPROCALS[k]);
-            let term = power.mul(RECIPROCALS[2 * k + 1]);
-            sum = sum.add(term);
-            if term.hi.abs() <= sum.hi.abs() * (1.0 / (1u64 << 62) as f64 / 256.0) {
-                break;
-            }
+    gelu_erf_lanes([x])[0]
+}
+
+/// Lanes of Gelu's erf form computed together by the vectorised loop (eight f64 lanes fill an
+/// AVX-512 register, two AVX2 ones).
+pub const GELU_LANES: usize = 32;
+
+/// Series steps (59 terms after the first reach 2^-70 at |x| = 4; the terms shrink from the
+/// 8th on; from the 30th, below 2^-21 at |x| = 4, they are summed in f64, whose error is then
+/// below 2^-74) and the continued fraction's depth (37 partial numerators reach 2^-62 at
+/// a = 4, and fewer are needed beyond).
+const GELU_TERMS: usize = 60;
+const GELU_PAIR_TERMS: usize = 30;
+const GELU_DEPTH: usize = 37;
+
+/// [`gelu_erf`] on `N` lanes. Below 4 in magnitude, Φ by its Taylor series
+/// `Φ(x) − 1/2 = Σ (−1)^k x^(2k+1) / (2^k k! (2k+1)) / √(2π)`, every step in pairs (no
+/// exponential, whose 2^-57 would be magnified by the cancellation of the half): the
+/// alternating terms cost at most 7 bits, the half 13 more, of the pair's 106. Beyond, the
+/// tail `Φ(−a) = φ(a) R(a)`, φ the normal density, R the Mills ratio by its continued
+/// fraction `1/(a + 1/(a + 2/(a + 3/(a + …))))`: the result is `x φ(a) R(a)` for x < 0, with
+/// e^(−x²/2)'s power of two kept apart, and `x − a φ(a) R(a)` for x > 0. Both are computed
+/// for every lane with fixed step counts (the series on x clamped to ±4, the fraction on |x|
+/// clamped to 4..39), then each lane takes its own: straight-line work the compiler
+/// vectorises across the lanes.
+#[inline(always)]
+pub fn gelu_erf_lanes<const N: usize>(x: [f64; N]) -> [f64; N] {
+    use std::array::from_fn;
+    // The series, on x clamped to ±4: pairs kept as separate arrays of high and low parts.
+    let xs: [f64; N] = from_fn(|j| x[j].clamp(-GELU_SPLIT, GELU_SPLIT));
+    let step: [Dd; N] = from_fn(|j| {
+        let (h, l) = two_prod(xs[j], xs[j]);
+        Dd::new(-0.5 * h, -0.5 * l)
+    });
+    let (mut ph, mut pl): ([f64; N], [f64; N]) = (xs, [0.0; N]);
+    let (mut sh, mut sl): ([f64; N], [f64; N]) = (xs, [0.0; N]);
+    for k in 1..GELU_PAIR_TERMS {
+        for j in 0..N {
+            // Products by reciprocals made at compile time (divisions in the chain made the
+            // loop several times slower).
+            let p = Dd::new(ph[j], pl[j]).mul(step[j]).mul(RECIPROCALS[k]);
+            let t = Dd::new(sh[j], sl[j]).add(p.mul(RECIPROCALS[2 * k + 1]));
+            (ph[j], pl[j], sh[j], sl[j]) = (p.hi, p.lo, t.hi, t.lo);
         }
+    }
+    // The small terms in f64: a third of the work of the pairs.
+    let mut rest = [0.0; N];
+    for k in GELU_PAIR_TERMS..GELU_TERMS {
+        for j in 0..N {
+            ph[j] = ph[j] * step[j].hi * RECIPROCALS[k].hi;
+            rest[j] += ph[j] * RECIPROCALS[2 * k + 1].hi;
+        }
+    }
+    let series: [f64; N] = from_fn(|j| {
+        let sum = Dd::new(sh[j], sl[j]).add(Dd::new(rest[j], 0.0));
         let p = Dd::new(0.5, 0.0).add(sum.mul(INV_SQRT_2PI));
-        return p.mul_f(x).value();
-    }
-    let (w, n) = exp_pair(Dd::new(-0.5 * x2.hi, -0.5 * x2.lo));
-    // The depth of the continued fraction that reaches 2^-62 from the interval's low end.
-    let depth = if a < 6.0 {
-        36
-    } else if a < 8.0 {
-        27
-    } else if a < 12.0 {
-        20
-    } else if a < 20.0 {
-        14
-    } else {
-        11
-    };
-    // The convergent A/B of `depth + 1` partial numerators (1, 1, 2, 3, …), by the forward
-    // recurrence `A_k = a A_(k−1) + c_k A_(k−2)` (likewise B): no division until the end, and
-    // stable, every term being positive.
-    let (mut a_prev, mut a_cur) = (Dd::new(1.0, 0.0), Dd::new(0.0, 0.0));
-    let (mut b_prev, mut b_cur) = (Dd::new(0.0, 0.0), Dd::new(1.0, 0.0));
-    for k in 1..=depth + 1 {
+        p.mul_f(xs[j]).value()
+    });
+    // The continued fraction, on |x| clamped to 4..39: the convergent A/B by the forward
+    // recurrence `A_k = a A_(k−1) + c_k A_(k−2)` (likewise B), c = 1, 1, 2, 3, …: no division
+    // until the end, and stable, every term being positive.
+    let a: [f64; N] = from_fn(|j| x[j].abs().clamp(GELU_SPLIT, 39.0));
+    let (mut a0h, mut a0l, mut a1h, mut a1l) = ([1.0; N], [0.0; N], [0.0; N], [0.0; N]);
+    let (mut b0h, mut b0l, mut b1h, mut b1l) = ([0.0; N], [0.0; N], [1.0; N], [0.0; N]);
+    for k in 1..=GELU_DEPTH + 1 {
         let c = if k == 1 { 1.0 } else { (k - 1) as f64 };
-        let a_next = a_cur.mul_f(a).add(a_prev.mul_f(c));
-        let b_next = b_cur.mul_f(a).add(b_prev.mul_f(c));
-        (a_prev, a_cur, b_prev, b_cur) = (a_cur, a_next, b_cur, b_next);
+        for j in 0..N {
+            let an = Dd::new(a1h[j], a1l[j])
+                .mul_f(a[j])
+                .add(Dd::new(a0h[j], a0l[j]).mul_f(c));
+            let bn = Dd::new(b1h[j], b1l[j])
+                .mul_f(a[j])
+                .add(Dd::new(b0h[j], b0l[j]).mul_f(c));
+            (a0h[j], a0l[j], a1h[j], a1l[j]) = (a1h[j], a1l[j], an.hi, an.lo);
+            (b0h[j], b0l[j], b1h[j], b1l[j]) = (b1h[j], b1l[j], bn.hi, bn.lo);
+        }
     }
-    let g = w.mul(a_cur).div(b_cur).mul(INV_SQRT_2PI);
-    if x < 0.0 {
-        times_scaled(x, g, n)
-    } else {
-        // x ≤ 9: e^(−x²/2) ≥ 2^-59, the tail a φ(a) R(a) is normal.
+    from_fn(|j| {
+        let (h, l) = two_prod(a[j], a[j]);
+        let (w, n) = exp_pair(Dd::new(-0.5 * h, -0.5 * l));
+        let g = w
+            .mul(Dd::new(a1h[j], a1l[j]))
+            .div(Dd::new(b1h[j], b1l[j]))
+            .mul(INV_SQRT_2PI);
+        let xj = x[j];
+        let below = times_scaled(xj, g, n);
+        // For 4 ≤ x ≤ 9, e^(−x²/2) ≥ 2^-59: the tail a φ(a) R(a) is normal.
         let s = pow2(n);
-        let tail = g.mul_f(x);
-        let (h, l) = two_sum(x, -tail.hi * s);
-        h + (l - tail.lo * s)
-    }
+        let tail = g.mul_f(xj);
+        let (th, tl) = two_sum(xj, -tail.hi * s);
+        let above = th + (tl - tail.lo * s);
+        if xj.is_nan() || xj == 0.0 || xj > 9.0 {
+            // 1 − Φ(9) < 2^-62.
+            xj
+        } else if xj < -39.0 {
+            // |x| Φ(x) < 2^-1075.
+            0.0f64.copysign(xj)
+        } else if xj.abs() < GELU_SPLIT {
+            series[j]
+        } else if xj < 0.0 {
+            below
+        } else {
+            above
+        }
+    })
 }
 
 #[cfg(test)]

@@ -429,6 +429,38 @@ pub fn double_map(a: Src<'_, f64>, out: Out<'_, f64>, form: impl Fn(f64) -> f64 
     );
 }
 
+/// f64 data through a form that computes `N` lanes at once (Gelu's erf form, whose steps
+/// loop: [`double::gelu_erf_lanes`]), compiled for the widest vector unit; the last elements
+/// go through the same form padded with zeros, so every element gets the same bits.
+#[inline(always)]
+pub fn double_lanes_map<const N: usize>(
+    a: Src<'_, f64>,
+    out: Out<'_, f64>,
+    form: impl Fn([f64; N]) -> [f64; N] + Copy,
+) {
+    let Out { data, .. } = out;
+    kernel::simd::vectorised(
+        #[inline(always)]
+        || match a {
+            Src::Slice(s) => {
+                for (o, x) in data.chunks_mut(N).zip(s.chunks(N)) {
+                    let mut lanes = [0.0; N];
+                    lanes[..x.len()].copy_from_slice(x);
+                    for (o, &y) in o.iter_mut().zip(form(lanes).iter()) {
+                        o.write(y);
+                    }
+                }
+            }
+            Src::Repeat(x) => {
+                let y = form([x; N])[0];
+                for o in data.iter_mut() {
+                    o.write(y);
+                }
+            }
+        },
+    );
+}
+
 /// A plain loop for rules that call elementary functions (nothing to vectorise).
 #[inline(always)]
 fn scalar_map<T: Copy>(a: Src<'_, T>, out: Out<'_, T>, f: impl Fn(T) -> T) {

@@ -15,7 +15,9 @@
 //!   HardSigmoid-1: `max(0, min(1, α x + β))`, α and β from inputs 1 and 2. Elu-1:
 //!   `x` for x > 0, else `α (e^x − 1)`, α the attribute `alpha`.
 
-use super::{Unary, double, double_map, f32_rule, no_int, single, vector, vector_map};
+use super::{
+    Unary, double, double_lanes_map, double_map, f32_rule, no_int, single, vector, vector_map,
+};
 use crate::num::{Float, Int, Num};
 use crate::ops::kernel::{Out, Src};
 use crate::ops::{Arity, AttrError, Attrs, ElemError};
@@ -235,6 +237,17 @@ impl Unary for Gelu {
         double::gelu_erf(x)
     }
 
+    #[inline(always)]
+    #[allow(clippy::redundant_closure)]
+    fn double_run(self, a: Src<'_, f64>, out: Out<'_, f64>) {
+        double_lanes_map(
+            a,
+            out,
+            #[inline(always)]
+            |x| double::gelu_erf_lanes::<{ double::GELU_LANES }>(x),
+        );
+    }
+
     const VECTOR: bool = true;
 
     #[inline(always)]
@@ -299,11 +312,11 @@ impl Unary for Gelu7 {
                 |x| double::gelu_tanh(x),
             );
         } else {
-            double_map(
+            double_lanes_map(
                 a,
                 out,
                 #[inline(always)]
-                |x| double::gelu_erf(x),
+                |x| double::gelu_erf_lanes::<{ double::GELU_LANES }>(x),
             );
         }
     }
