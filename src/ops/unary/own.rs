@@ -15,6 +15,7 @@
 //!   HardSigmoid-1: `max(0, min(1, α x + β))`, α and β from inputs 1 and 2. Elu-1:
 //!   `x` for x > 0, else `α (e^x − 1)`, α the attribute `alpha`.
 
+use super::double::{GELU_K, SQRT_2_OVER_PI};
 use super::{
     Unary, double, double_lanes_map, double_map, f32_rule, no_int, single, vector, vector_map,
 };
@@ -152,10 +153,8 @@ fn dd_mul<F: Float>((hi, lo): (F, F), c_hi: F, c_lo: F) -> (F, F) {
     (p, e + hi * c_lo + lo * c_hi)
 }
 
-/// 1/√2 and √(2/π) as `hi + lo`, and 0.044715 (the spec's constant, a decimal) likewise.
+/// 1/√2 as `hi + lo` (√(2/π) and 0.044715 likewise are in [`double`]).
 const FRAC_1_SQRT_2: (f64, f64) = (std::f64::consts::FRAC_1_SQRT_2, -4.833_646_656_726_457e-17);
-const SQRT_2_OVER_PI: (f64, f64) = (0.797_884_560_802_865_4, -4.984_654_404_555_46e-17);
-const GELU_K: (f64, f64) = (0.044715, 2.196_021_142_708_559_5e-18);
 
 /// `x/2 · (1 + erf(x/√2))`, as `x/2 · erfc(−x/√2)`. The argument `z = −x/√2` is carried to
 /// twice the precision (`z + dz`) and erfc corrected to first order,
@@ -238,14 +237,8 @@ impl Unary for Gelu {
     }
 
     #[inline(always)]
-    #[allow(clippy::redundant_closure)]
     fn double_run(self, a: Src<'_, f64>, out: Out<'_, f64>) {
-        double_lanes_map(
-            a,
-            out,
-            #[inline(always)]
-            |x| double::gelu_erf_lanes::<{ double::GELU_LANES }>(x),
-        );
+        Gelu7 { tanh: false }.double_run(a, out)
     }
 
     const VECTOR: bool = true;

@@ -33,7 +33,7 @@ fn at_most(a: f64, hi: f64) -> f64 {
 
 /// Horner's rule with fused steps; `c` from the constant term up.
 #[inline(always)]
-fn poly<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
+pub(super) fn poly<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
     let mut acc = c[N - 1];
     let mut i = N - 1;
     while i > 0 {
@@ -43,13 +43,13 @@ fn poly<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
     acc
 }
 
-const LOG2_E: f64 = std::f64::consts::LOG2_E;
+pub(super) const LOG2_E: f64 = std::f64::consts::LOG2_E;
 /// ln 2 split in two: the high part has 32 significant bits, so that `n · LN2_HI` is exact
 /// for |n| < 2^21 and `t − n · LN2_HI` is exact near t = n ln 2 (Cody and Waite).
 const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
 const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
 /// 1.5 · 2^52: adding it rounds to an integer, which then sits in the low mantissa bits.
-const SHIFT: f64 = 6_755_399_441_055_744.0;
+pub(super) const SHIFT: f64 = 6_755_399_441_055_744.0;
 
 /// `e^r − 1 = r + r² Σ r^k/(k+2)!` for |r| ≤ ln2/2 (Taylor to r^13, truncation below 2^-56
 /// relatively).
