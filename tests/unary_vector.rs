@@ -1,8 +1,10 @@
 //! The vectorised f32 path of the transcendental rows gives exactly the bits of the scalar
 //! rule on every input tried: a spread of a million f32 bit patterns, every special value, and
 //! values next to each row's thresholds. The scalar rule is the row's single-precision form
-//! evaluated one element at a time (Exp, Sigmoid, Swish, Erf) or its float rule in f64, rounded
-//! once (Tanh, Gelu, whose f64 vector forms must reproduce it). `cargo bench --bench accuracy
+//! evaluated one element at a time (Exp, Sigmoid, Swish, Tanh, Erf: the vectorised loop runs
+//! their lane forms and takes the full form for the elements those do not cover, so blocks
+//! that mix both are among the inputs) or its float rule in f64, rounded once (Gelu, whose f64
+//! vector forms must reproduce it). `cargo bench --bench accuracy
 //! -- --exhaustive` checks all 2^32 inputs against the exact results.
 
 use ndarray::{ArrayD, IxDyn};
@@ -55,6 +57,11 @@ fn inputs() -> Vec<f32> {
         4.0,
         // Erf's scaled range ends at 2^-60.
         8.673_617e-19,
+        // The lane forms' range (|x| ≤ 87, Swish's result from 2^-100) and Tanh's clamp.
+        87.0,
+        7.888_609e-31,
+        9.5,
+        9.02,
     ] {
         for s in [edge, -edge] {
             let b = s.to_bits();
@@ -198,6 +205,7 @@ fn single_forms_within_an_ulp() {
     let mut rows = vec![
         (format!("{:?}", Exp), worst(Exp)),
         (format!("{:?}", Sigmoid), worst(Sigmoid)),
+        (format!("{:?}", Tanh), worst(Tanh)),
         (format!("{:?}", Erf), worst(Erf)),
     ];
     for beta in [1.0f32, 0.5, -1.0, 0.0, 1.702, 1e30, 1e-3, -7.5] {

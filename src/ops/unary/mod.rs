@@ -76,6 +76,16 @@ pub trait Unary: Copy + fmt::Debug + PartialEq + Send + Sync + 'static {
         self.float(x as f64) as f32
     }
 
+    /// A row's single-precision form for one lane of the vectorised loop, and whether it
+    /// applies to `x`: a form for the common range, without the steps the ends of the range
+    /// need (Sigmoid for |x| ≤ 87). Where it does not apply, [`single`](Unary::single) is the
+    /// rule's result; where it does, `single` gives the same value. Rows without one take
+    /// `single` itself.
+    #[inline(always)]
+    fn single_lane(self, x: f32) -> (f32, bool) {
+        (self.single(x), true)
+    }
+
     /// The f64 rule: the float rule in f64, but for rows whose formula composes several
     /// roundings, a double-double form within 1 ulp of the exact result (see [`double`]).
     #[inline(always)]
@@ -144,6 +154,7 @@ macro_rules! unary_table {
                 float |$fx:ident| $float:expr
                 $(, vector |$vx:ident| $vector:expr)?
                 $(, single |$sx:ident| $single:expr)?
+                $(, lane |$lx:ident| $lane:expr)?
                 $(, double |$dx:ident| $double:expr)?;
         )*}
         own { $($own:ident),* $(,)? }
@@ -189,6 +200,13 @@ macro_rules! unary_table {
                     #[inline(always)]
                     fn single(self, $sx: f32) -> f32 {
                         $single
+                    }
+                )?
+
+                $(
+                    #[inline(always)]
+                    fn single_lane(self, $lx: f32) -> (f32, bool) {
+                        $lane
                     }
                 )?
 
@@ -249,6 +267,7 @@ impl UnaryElem for f32 {
                 a,
                 out,
                 #[inline(always)]
+                move |x| k.single_lane(x),
                 move |x| k.single(x),
             );
         } else if K::VECTOR {
@@ -286,6 +305,17 @@ fn f32_rule<K: Unary>(k: K, x: f32) -> f32 {
     }
 }
 
+/// Elements per block of the f32 block loops ([`vector_map`], [`single_map`]). Small: with
+/// blocks of 1024 f32 (4 KiB) the block buffer and the input kept the same offset modulo 4 KiB,
+/// so every load of the input looked like it depended on a recent store to the buffer (4K
+/// aliasing) and waited: Exp over 16.7M f32 at one thread took 9.3-11.5 ms in blocks of
+/// 1024, 6.1 in blocks of 256, 5.6-5.9 in blocks of 128 (AMD EPYC Zen 4).
+const BLOCK: usize = 128;
+
+/// How many blocks ahead the block loops ask for their input (2 KiB at [`BLOCK`] = 128: one
+/// block ahead is too late for the memory's latency, 32 blocks ahead evicts what is in use).
+const AHEAD: usize = 4;
+
 /// f32 data through a row's [`Unary::vector`] form, in blocks: each block in one vectorised
 /// pass into a buffer, rounded to f32. Where the form's error bound does not settle the
 /// rounding of an element (its value lies within 2^-40 of a point halfway between two f32
@@ -317,10 +347,9 @@ pub fn vector_map(
             // A copy local to the unit's function: a parameter the form captures (Swish's beta)
             // is then a register, not a load the loop cannot be vectorised around.
             let form_here = form;
-            const BLOCK: usize = 256;
             let mut wide = [0f64; BLOCK];
             let mut buf = [0f32; BLOCK];
-            let mut next = s.chunks(BLOCK).skip(1);
+            let mut next = s.chunks(BLOCK).skip(AHEAD);
             for (part, xs) in data.chunks_mut(BLOCK).zip(s.chunks(BLOCK)) {
                 kernel::simd::prefetch(next.next().unwrap_or_default());
                 let (wide, buf) = (&mut wide[..part.len()], &mut buf[..part.len()]);
@@ -348,12 +377,19 @@ pub fn vector_map(
     );
 }
 
-/// f32 data through a row's single-precision form ([`Unary::single`]), one vectorised loop;
-/// a streamed output is filled a block at a time through a buffer and streamed out.
+/// f32 data through a row's single-precision form, in blocks of [`BLOCK`]: each block through
+/// the lane form ([`Unary::single_lane`]) in one vectorised loop, then, where the lane form
+/// did not apply to some element, those elements again through the rule ([`Unary::single`]);
+/// a streamed output is filled through a buffer and streamed out.
 #[inline(always)]
-fn single_map(a: Src<'_, f32>, out: Out<'_, f32>, form: impl Fn(f32) -> f32 + Copy) {
+fn single_map(
+    a: Src<'_, f32>,
+    out: Out<'_, f32>,
+    lane: impl Fn(f32) -> (f32, bool) + Copy,
+    rule: impl Fn(f32) -> f32 + Copy,
+) {
     let Out { data, stream } = out;
-    let Some(s) = slice_or_fill(a, data, &form) else {
+    let Some(s) = slice_or_fill(a, data, &rule) else {
         return;
     };
     kernel::simd::vectorised_for(
@@ -361,23 +397,26 @@ fn single_map(a: Src<'_, f32>, out: Out<'_, f32>, form: impl Fn(f32) -> f32 + Co
         |_| {
             // A copy local to the unit's function, so that a parameter the form captures
             // (Swish's beta) is a register in the loop (see [`vector_map`]).
-            let form_here = form;
-            if !stream {
-                for (o, &x) in data.iter_mut().zip(s) {
-                    o.write(form_here(x));
-                }
-                return;
-            }
-            const BLOCK: usize = 1024;
+            let lane_here = lane;
             let mut buf = [0f32; BLOCK];
-            let mut next = s.chunks(BLOCK).skip(1);
+            let mut next = s.chunks(BLOCK).skip(AHEAD);
             for (part, xs) in data.chunks_mut(BLOCK).zip(s.chunks(BLOCK)) {
                 kernel::simd::prefetch(next.next().unwrap_or_default());
                 let buf = &mut buf[..part.len()];
+                let mut all = true;
                 for (y, &x) in buf.iter_mut().zip(xs) {
-                    *y = form_here(x);
+                    let (v, applies) = lane_here(x);
+                    *y = v;
+                    all &= applies;
                 }
-                put(buf, part, true);
+                if !all {
+                    for (y, &x) in buf.iter_mut().zip(xs) {
+                        if !lane_here(x).1 {
+                            *y = rule(x);
+                        }
+                    }
+                }
+                put(buf, part, stream);
             }
         },
     );
@@ -404,7 +443,7 @@ fn slice_or_fill<'a>(
 
 /// A block of results copied to its place in the output, streamed when `stream` says so.
 ///
-/// The block loops that call it ([`vector_map`], [`single_map`]) ask for the next block's
+/// The block loops that call it ([`vector_map`], [`single_map`]) ask for a later block's
 /// input ahead ([`kernel::simd::prefetch`]): they read too slowly for the hardware prefetcher
 /// to run far enough ahead (Exp: 15% slower without). They are written out in each rather than
 /// shared through a closure, which the compiler left as a call outside the vector unit's

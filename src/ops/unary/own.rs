@@ -408,6 +408,11 @@ impl Unary for Swish {
     }
 
     #[inline(always)]
+    fn single_lane(self, x: f32) -> (f32, bool) {
+        single::swish_lane(x, self.beta as f32)
+    }
+
+    #[inline(always)]
     fn double(self, x: f64) -> f64 {
         double::swish(x, self.beta)
     }

@@ -23,7 +23,7 @@
 //!   and rounded once, rewritten where the textbook formula loses digits (SoftPlus as
 //!   `max(x, 0) + log1p(exp(−|x|))`, Gelu with `erfc` where `1 + erf` cancels).
 
-use super::{Unary, UnaryOp, double, no_int, single, unary_table, vector};
+use super::{Unary, UnaryOp, double, no_int, single, unary_table};
 use crate::num::{Float, Int};
 use crate::ops::{AttrError, Attrs, ElemError, OpDef};
 use crate::tensor::TypeSet;
@@ -70,7 +70,8 @@ unary_table! {
         Exp EXP: "Exp"-1, FLOAT, exact: false,
             int |x| no_int(),
             float |x| x.exp(),
-            single |x| single::exp(x);
+            single |x| single::exp(x),
+            lane |x| single::exp_lane(x);
         /// Log-1: the natural logarithm.
         Log LOG: "Log"-1, NUMERIC, exact: false,
             int |x| int_round(x, Float::ln),
@@ -111,7 +112,7 @@ unary_table! {
         Tanh TANH: "Tanh"-1, NUMERIC, exact: false,
             int |x| int_round(x, Float::tanh),
             float |x| x.tanh(),
-            vector |x| vector::tanh(x),
+            single |x| single::tanh(x),
             double |x| double::tanh(x);
         /// Asinh-3 (OpenVINO names it Asinh-4: the version of opset4, where it first appears).
         Asinh ASINH: "Asinh"-4, NUMERIC, exact: false,
@@ -135,6 +136,7 @@ unary_table! {
             int |x| no_int(),
             float |x| sigmoid(x),
             single |x| single::sigmoid(x),
+            lane |x| single::sigmoid_lane(x),
             double |x| double::sigmoid(x);
         /// HSigmoid-5: `min(max(x + 3, 0), 6) / 6`.
         HSigmoid HSIGMOID: "HSigmoid"-5, FLOAT, exact: false,
