@@ -86,6 +86,20 @@ pub trait Unary: Copy + fmt::Debug + PartialEq + Send + Sync + 'static {
         (self.single(x), true)
     }
 
+    /// f32 data through [`single_lane`](Unary::single_lane) and [`single`](Unary::single)
+    /// ([`single_map`]). A row with a shorter lane form for some attribute value overrides it
+    /// to choose once per run (Swish with β = 1).
+    #[inline(always)]
+    fn single_run(self, a: Src<'_, f32>, out: Out<'_, f32>) {
+        single_map(
+            a,
+            out,
+            #[inline(always)]
+            move |x| self.single_lane(x),
+            move |x| self.single(x),
+        );
+    }
+
     /// The f64 rule: the float rule in f64, but for rows whose formula composes several
     /// roundings, a double-double form within 1 ulp of the exact result (see [`double`]).
     #[inline(always)]
@@ -263,13 +277,7 @@ impl UnaryElem for f32 {
         if K::EXACT {
             kernel::map(a, b, out, |x, _| k.float(x));
         } else if K::SINGLE {
-            single_map(
-                a,
-                out,
-                #[inline(always)]
-                move |x| k.single_lane(x),
-                move |x| k.single(x),
-            );
+            k.single_run(a, out);
         } else if K::VECTOR {
             k.vector_run(a, out);
         } else {
@@ -382,7 +390,7 @@ pub fn vector_map(
 /// did not apply to some element, those elements again through the rule ([`Unary::single`]);
 /// a streamed output is filled through a buffer and streamed out.
 #[inline(always)]
-fn single_map(
+pub(super) fn single_map(
     a: Src<'_, f32>,
     out: Out<'_, f32>,
     lane: impl Fn(f32) -> (f32, bool) + Copy,

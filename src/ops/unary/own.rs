@@ -412,6 +412,31 @@ impl Unary for Swish {
         single::swish_lane(x, self.beta as f32)
     }
 
+    /// β = 1 (the default) through [`single::swish1_lane`], chosen once per run.
+    #[inline(always)]
+    fn single_run(self, a: Src<'_, f32>, out: Out<'_, f32>) {
+        if self.beta as f32 == 1.0 {
+            // A closure, not the fn item: inlined into the vector unit's function, where a fn
+            // item passed as the form is called out of line (its fused steps library calls).
+            #[allow(clippy::redundant_closure)]
+            super::single_map(
+                a,
+                out,
+                #[inline(always)]
+                |x| single::swish1_lane(x),
+                move |x| single::swish(x, 1.0),
+            );
+        } else {
+            super::single_map(
+                a,
+                out,
+                #[inline(always)]
+                move |x| single::swish_lane(x, self.beta as f32),
+                move |x| self.single(x),
+            );
+        }
+    }
+
     #[inline(always)]
     fn double(self, x: f64) -> f64 {
         double::swish(x, self.beta)

@@ -271,15 +271,29 @@ fn sigmoid_full(x: f32) -> f32 {
 pub fn swish_lane(x: f32, beta: f32) -> (f32, bool) {
     let th = beta * x;
     let tl = beta.mul_add(x, -th);
+    swish_steps(x, th, Some(tl))
+}
+
+/// [`swish_lane`] for β = 1 (Swish's default): β x is x exactly, the pair's low part is 0 and
+/// its steps go. The same values as `swish_lane(x, 1.0)`.
+#[inline(always)]
+pub fn swish1_lane(x: f32) -> (f32, bool) {
+    swish_steps(x, x, None)
+}
+
+/// [`swish_lane`] from β x as `th` and its low part `tl` (`None`: 0, no steps for it).
+#[inline(always)]
+fn swish_steps(x: f32, th: f32, tl: Option<f32>) -> (f32, bool) {
     let neg = th < 0.0;
-    // u + ul = −|β x|: the low part's sign flipped where th's sign bit is clear. (Bit moves, not
-    // a choice between (th, tl) and (−th, −tl): that choice led the compiler to compute the
-    // exponential below for both and choose after, doubling the work.)
-    let u = -th.abs();
-    let ul = f32::from_bits(tl.to_bits() ^ (!th.to_bits() & 0x8000_0000));
-    // e^(u + ul) = e^u (1 + ul) to far below an ulp (|ul| < 2^-17).
-    let (w, c, scale) = exp_pair(u);
-    let c = ul.mul_add(w, c);
+    // e^(−|β x|) as the pair (w + c) · scale. The low part enters as −|th|'s: tl's sign flipped
+    // where th's sign bit is clear (bit moves, not a choice between (th, tl) and (−th, −tl):
+    // that choice led the compiler to compute the exponential for both and choose after).
+    let (w, c, scale) = exp_pair(-th.abs());
+    let c = match tl {
+        // e^(u + ul) = e^u (1 + ul) to far below an ulp (|ul| < 2^-17).
+        Some(tl) => f32::from_bits(tl.to_bits() ^ (!th.to_bits() & 0x8000_0000)).mul_add(w, c),
+        None => c,
+    };
     let (zh, zl) = (w * scale, c * scale);
     let (nh, nl) = if neg { (zh, zl) } else { (1.0, 0.0) };
     let (q, rem, r) = quotient(zh, zl, nh, nl);
