@@ -150,7 +150,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ovir", default=str(ROOT / "target" / "release" / "ovir"))
     ap.add_argument("--seconds", type=float, default=3.0)
-    ap.add_argument("--only", default=None, help="run the workloads whose name contains this")
+    ap.add_argument("--only", default=None,
+                    help="run the workloads whose name contains this (several: separated by commas)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="measure each pair this many times, alternating, and keep the median of each side")
     ap.add_argument("--no-floor", action="store_true", help="do not build and measure benches/floor.c")
@@ -164,7 +165,7 @@ def main():
     print(f"{'workload':40} {'thr':>3} {'ovir ms':>9} {'OpenVINO ms':>11} {'OV/ovir':>8}"
           + (f" {'floor ms':>9} {'ovir/floor':>10}" if floor else ""))
     for name, m in workloads().items():
-        if args.only and args.only not in name:
+        if args.only and not any(part in name for part in args.only.split(",")):
             continue
         d = OUT / m.get_friendly_name()
         d.mkdir(exist_ok=True)
