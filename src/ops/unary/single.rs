@@ -165,12 +165,7 @@ pub fn tanh(x: f32) -> f32 {
 /// where it is subnormal, either way), without the clamp and the split power of two.
 #[inline(always)]
 pub fn exp_lane(x: f32) -> (f32, bool) {
-    let k = x.mul_add(LOG2_E, SHIFT);
-    let n = k - SHIFT;
-    let s = (-n).mul_add(LN2_LO, (-n).mul_add(LN2_HI, x));
-    let tail = (s * s) * poly(s, &EXPM1_TAIL);
-    let w0 = 1.0 + s;
-    let w = w0 + (((1.0 - w0) + s) + tail);
+    let (w, k) = exp_reduced(x);
     let scale = f32::from_bits((k.to_bits() << 23).wrapping_add(1.0f32.to_bits()));
     (w * scale, (-87.0..=88.0).contains(&x))
 }
@@ -180,16 +175,22 @@ pub fn exp_lane(x: f32) -> (f32, bool) {
 #[inline(always)]
 pub fn exp(x: f32) -> f32 {
     // (`clamp` keeps a NaN.)
-    let t = x.clamp(-104.0, 89.0);
+    let (w, k) = exp_reduced(x.clamp(-104.0, 89.0));
+    let n = (k.to_bits() as i32).wrapping_sub(SHIFT.to_bits() as i32);
+    let (a, b) = pow2(n);
+    (w * a) * b
+}
+
+/// `e^t = w · 2^n` for [`exp`] and [`exp_lane`]: `w` = e^s rounded once (1 + s split exactly,
+/// the rest added to its low part), and `k`, whose pattern holds n in its low bits.
+#[inline(always)]
+fn exp_reduced(t: f32) -> (f32, f32) {
     let k = t.mul_add(LOG2_E, SHIFT);
     let n = k - SHIFT;
     let s = (-n).mul_add(LN2_LO, (-n).mul_add(LN2_HI, t));
     let tail = (s * s) * poly(s, &EXPM1_TAIL);
     let w0 = 1.0 + s;
-    let w = w0 + (((1.0 - w0) + s) + tail);
-    let n = (k.to_bits() as i32).wrapping_sub(SHIFT.to_bits() as i32);
-    let (a, b) = pow2(n);
-    (w * a) * b
+    (w0 + (((1.0 - w0) + s) + tail), k)
 }
 
 /// `sigmoid(th + tl) = (q + rem · r) · 2^n`: `q` a quotient rounded, `rem` its residual, `r`
