@@ -281,7 +281,13 @@ impl UnaryElem for f32 {
         } else if K::VECTOR {
             k.vector_run(a, out);
         } else {
-            scalar_map(a, out, |x| f32_rule(k, x));
+            // Compiled for the widest vector unit: a rule of plain arithmetic (HSwish,
+            // HSigmoid, SoftSign…) is then vectorised, its fused steps instructions rather than
+            // library calls (the same correctly rounded values either way).
+            kernel::simd::vectorised(
+                #[inline(always)]
+                || scalar_map(a, out, |x| f32_rule(k, x)),
+            );
         }
         Ok(())
     }
