@@ -15,8 +15,9 @@
 //! that pair through `1 + e^t` and correct their quotient with its exact residual (fused
 //! multiply-add), so the exponential's own error enters once, at about 2^-27 relatively.
 //!
-//! Lane forms: Sigmoid and Swish also have a form for the common range (|x| ≤ 87, where e^−|x|
-//! is a normal f32: one power-of-two factor, no clamps, the reduced argument rounded once),
+//! Lane forms: Exp, Sigmoid and Swish also have a form for the common range (|x| ≤ 87, where
+//! e^±x is a normal f32: one power-of-two factor, no clamps; Sigmoid's and Swish's with the
+//! reduced argument rounded once),
 //! which the vectorised loop runs for every element, taking the full form only for elements
 //! outside that range ([`super::Unary::single_lane`]). The rule of a row is the lane form where
 //! it applies and the full form elsewhere, in the loop and one element at a time alike.
@@ -128,18 +129,18 @@ const TWO_M100: f32 = 1.0 / (1u64 << 50) as f32 / (1u64 << 50) as f32;
 /// at most 2^-26 relatively, which the forms built on it can take (measured within 0.84 ulp).
 #[inline(always)]
 fn exp_pair(t: f32) -> (f32, f32, f32) {
-    let k = t.mul_add(LOG2_E, SHIFT);
-    let n = k - SHIFT;
-    let s = (-n).mul_add(LN2_LO, (-n).mul_add(LN2_HI, t));
-    let tail = (s * s) * poly(s, &EXPM1_TAIL);
-    // e^s = 1 + s + tail: 1 + s split exactly (Fast2Sum), the sum split again.
-    let w0 = 1.0 + s;
-    let c0 = ((1.0 - w0) + s) + tail;
+    let (w0, c0, k) = exp_reduced(t);
+    // The sum split again.
     let w = w0 + c0;
     let c = (w0 - w) + c0;
-    // 2^n from k's pattern: its low bits hold n, which the shift moves into the exponent.
-    let scale = f32::from_bits((k.to_bits() << 23).wrapping_add(1.0f32.to_bits()));
-    (w, c, scale)
+    (w, c, pow2_of(k))
+}
+
+/// 2^n, a normal f32 (−126 ≤ n ≤ 127), from k's pattern: its low bits hold n, which the shift
+/// moves into the exponent.
+#[inline(always)]
+fn pow2_of(k: f32) -> f32 {
+    f32::from_bits((k.to_bits() << 23).wrapping_add(1.0f32.to_bits()))
 }
 
 /// `tanh x = (1 − z) / (1 + z)`, z = e^−2|x| as [`exp_pair`], with x's sign. Numerator and
@@ -165,9 +166,8 @@ pub fn tanh(x: f32) -> f32 {
 /// where it is subnormal, either way), without the clamp and the split power of two.
 #[inline(always)]
 pub fn exp_lane(x: f32) -> (f32, bool) {
-    let (w, k) = exp_reduced(x);
-    let scale = f32::from_bits((k.to_bits() << 23).wrapping_add(1.0f32.to_bits()));
-    (w * scale, (-87.0..=88.0).contains(&x))
+    let (w0, c0, k) = exp_reduced(x);
+    ((w0 + c0) * pow2_of(k), (-87.0..=88.0).contains(&x))
 }
 
 /// `e^x`. The reduced argument is rounded once here (no low part to carry): its error, at
@@ -175,22 +175,23 @@ pub fn exp_lane(x: f32) -> (f32, bool) {
 #[inline(always)]
 pub fn exp(x: f32) -> f32 {
     // (`clamp` keeps a NaN.)
-    let (w, k) = exp_reduced(x.clamp(-104.0, 89.0));
+    let (w0, c0, k) = exp_reduced(x.clamp(-104.0, 89.0));
     let n = (k.to_bits() as i32).wrapping_sub(SHIFT.to_bits() as i32);
     let (a, b) = pow2(n);
-    (w * a) * b
+    ((w0 + c0) * a) * b
 }
 
-/// `e^t = w · 2^n` for [`exp`] and [`exp_lane`]: `w` = e^s rounded once (1 + s split exactly,
-/// the rest added to its low part), and `k`, whose pattern holds n in its low bits.
+/// `e^t = (w0 + c0) · 2^n` with the reduced argument rounded once, for [`exp`], [`exp_lane`]
+/// and [`exp_pair`]: `w0 = 1 + s` rounded, `c0` its rounding error (exact, Fast2Sum) plus the
+/// rest of e^s, and `k`, whose pattern holds n in its low bits.
 #[inline(always)]
-fn exp_reduced(t: f32) -> (f32, f32) {
+fn exp_reduced(t: f32) -> (f32, f32, f32) {
     let k = t.mul_add(LOG2_E, SHIFT);
     let n = k - SHIFT;
     let s = (-n).mul_add(LN2_LO, (-n).mul_add(LN2_HI, t));
     let tail = (s * s) * poly(s, &EXPM1_TAIL);
     let w0 = 1.0 + s;
-    (w0 + (((1.0 - w0) + s) + tail), k)
+    (w0, ((1.0 - w0) + s) + tail, k)
 }
 
 /// `sigmoid(th + tl) = (q + rem · r) · 2^n`: `q` a quotient rounded, `rem` its residual, `r`
