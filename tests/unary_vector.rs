@@ -1,9 +1,10 @@
 //! The vectorised f32 path of the transcendental rows gives exactly the bits of the scalar
 //! rule on every input tried: a spread of a million f32 bit patterns, every special value, and
 //! values next to each row's thresholds. The scalar rule is the row's single-precision form
-//! evaluated one element at a time (Exp, Sigmoid, Swish, Tanh, Erf: the vectorised loop runs
-//! their lane forms and takes the full form for the elements those do not cover, so blocks
-//! that mix both are among the inputs) or its float rule in f64, rounded once (Gelu, whose f64
+//! evaluated one element at a time (Exp, Sigmoid, Swish, Tanh, Erf, Gelu's erf form: the
+//! vectorised loop runs their lane forms and takes the full form for the elements those do not
+//! cover, and Gelu's second part on the lanes gathered from a block, so blocks that mix them
+//! are among the inputs) or its float rule in f64, rounded once (Gelu's tanh form, whose f64
 //! vector forms must reproduce it). `cargo bench --bench accuracy
 //! -- --exhaustive` checks all 2^32 inputs against the exact results.
 
@@ -62,6 +63,22 @@ fn inputs() -> Vec<f32> {
         7.888_609e-31,
         9.5,
         9.02,
+        // Erf's clamp and its intervals' ends (0.255 wide).
+        3.95,
+        0.1275,
+        1.4025,
+        // Gelu: its parts, clamp, the range of the second part, the intervals' ends (0.59,
+        // 0.5 wide; quarter octaves from 1.5) and where x/2 becomes subnormal.
+        1.5,
+        5.9,
+        13.0,
+        14.5,
+        0.295,
+        0.25,
+        1.75,
+        2.5,
+        12.0,
+        2.350_989e-38,
     ] {
         for s in [edge, -edge] {
             let b = s.to_bits();
@@ -207,6 +224,7 @@ fn single_forms_within_an_ulp() {
         (format!("{:?}", Sigmoid), worst(Sigmoid)),
         (format!("{:?}", Tanh), worst(Tanh)),
         (format!("{:?}", Erf), worst(Erf)),
+        (format!("{:?}", Gelu), worst(Gelu)),
     ];
     for beta in [1.0f32, 0.5, -1.0, 0.0, 1.702, 1e30, 1e-3, -7.5] {
         let k = Swish { beta: beta as f64 };

@@ -7,12 +7,14 @@
 //! Types: integers by the row's integer rule (which may fail: the error names the first
 //! failing element); f64 by the float rule in f64; f32 by the float rule in f32 when the rule is
 //! exact in the type (`exact`: Abs, Floor, Relu, Clamp…), by the row's single-precision form
-//! where it has one ([`Unary::single`]: Exp, Sigmoid, Swish, within 1 ulp of the exact result,
-//! vectorised), else computed in f64 and rounded once (Tanh, Gelu, Log…: within 1 ulp of the
-//! correctly rounded result, the same bits on every machine, since the elementary functions
-//! come from the `libm` crate); f16 and bf16 by the f32 rule, rounded once. Rows with a vector
-//! form ([`Unary::vector`]: Tanh, Erf, Gelu) compute f32 through it, vectorised, and give the
-//! same bits as the scalar rule ([`vector_map`]).
+//! where it has one ([`Unary::single`]: Exp, Sigmoid, Swish, Tanh, Erf, Gelu's erf form, within
+//! 1 ulp of the exact result, vectorised; Erf and Gelu as [`LaneForm`]s over [`lanes::Lanes`],
+//! whose tables are looked up per lane by permutes), else computed in f64 and rounded once
+//! (Gelu's tanh form, Log…: within 1 ulp of the correctly rounded result, the same bits on
+//! every machine, since the elementary functions come from the `libm` crate); f16 and bf16 by
+//! the f32 rule, rounded once. Rows with a vector form ([`Unary::vector`]: Gelu's tanh form)
+//! compute f32 through it, vectorised, and give the same bits as the scalar rule
+//! ([`vector_map`]).
 //!
 //! Some rows take scalar parameters as further inputs (Swish's beta, Selu's alpha and lambda,
 //! HardSigmoid's alpha and beta): [`Unary::PARAMS`] says how many, and
@@ -20,7 +22,9 @@
 //! has no parameter inputs.
 
 pub mod double;
+pub mod lanes;
 pub mod own;
+mod piecewise;
 pub mod single;
 pub mod table;
 pub mod vector;
@@ -169,6 +173,7 @@ macro_rules! unary_table {
                 $(, vector |$vx:ident| $vector:expr)?
                 $(, single |$sx:ident| $single:expr)?
                 $(, lane |$lx:ident| $lane:expr)?
+                $(, lanes $lanes:expr)?
                 $(, double |$dx:ident| $double:expr)?;
         )*}
         own { $($own:ident),* $(,)? }
@@ -221,6 +226,17 @@ macro_rules! unary_table {
                     #[inline(always)]
                     fn single_lane(self, $lx: f32) -> (f32, bool) {
                         $lane
+                    }
+                )?
+
+                $(
+                    #[inline(always)]
+                    fn single_run(
+                        self,
+                        a: $crate::ops::kernel::Src<'_, f32>,
+                        out: $crate::ops::kernel::Out<'_, f32>,
+                    ) {
+                        $crate::ops::unary::lanes_map(a, out, $lanes, move |x| self.single(x));
                     }
                 )?
 
@@ -434,6 +450,155 @@ pub(super) fn single_map(
             }
         },
     );
+}
+
+/// A single-precision form written over [`lanes::Lanes`] (one that looks coefficients up in a
+/// table per lane: Erf, Gelu), in one or two parts: [`lanes`](LaneForm::lanes) for every lane,
+/// [`rest`](LaneForm::rest) for the lanes the first did not finish (Gelu below −1.5, where an
+/// exponential is needed).
+pub trait LaneForm: Copy {
+    /// The results, and which lanes they are final for.
+    fn lanes<V: lanes::Lanes>(self, x: V) -> (V, V::Mask);
+
+    /// Whether the form has a second part.
+    const REST: bool = false;
+
+    /// The second part, for the lanes [`lanes`](LaneForm::lanes) did not finish: the results,
+    /// and which lanes the form applies to (elsewhere the row's rule gives the result).
+    #[inline(always)]
+    fn rest<V: lanes::Lanes>(self, x: V) -> (V, V::Mask) {
+        (x, V::never())
+    }
+
+    /// The form on one value, and whether it applies.
+    #[inline(always)]
+    fn one(self, x: f32) -> (f32, bool) {
+        match self.lanes(x) {
+            (y, true) => (y, true),
+            _ if Self::REST => self.rest(x),
+            _ => (x, false),
+        }
+    }
+}
+
+/// f32 data through a [`LaneForm`] on the widest vector unit's type, in blocks of [`BLOCK`]
+/// (as [`single_map`]): the last elements of a block, and the elements the form does not
+/// apply to, one at a time ([`LaneForm::one`], then `rule`).
+#[inline(always)]
+pub(crate) fn lanes_map(
+    a: Src<'_, f32>,
+    out: Out<'_, f32>,
+    form: impl LaneForm,
+    rule: impl Fn(f32) -> f32 + Copy,
+) {
+    let Out { data, stream } = out;
+    let Some(s) = slice_or_fill(a, data, &rule) else {
+        return;
+    };
+    kernel::simd::vectorised_for(
+        #[inline(always)]
+        |unit| {
+            #[cfg(target_arch = "x86_64")]
+            match unit {
+                kernel::simd::Simd::Avx512 => {
+                    return lane_blocks::<lanes::x86::V512, _>(s, data, stream, form, rule);
+                }
+                kernel::simd::Simd::Avx2 => {
+                    return lane_blocks::<lanes::x86::V256, _>(s, data, stream, form, rule);
+                }
+                kernel::simd::Simd::None => {}
+            }
+            let _ = unit;
+            lane_blocks::<f32, _>(s, data, stream, form, rule)
+        },
+    );
+}
+
+/// [`lanes_map`]'s loop on lanes of type `V`. A form's second part runs on whole vectors that
+/// need it where the unit can gather the lanes that need it into vectors of their own and
+/// scatter the results back (AVX-512: compress and expand), so that it runs once per lane that
+/// needs it rather than once per vector that has such a lane; elsewhere on each vector with a
+/// lane that needs it, and the results are chosen lane by lane.
+#[inline(always)]
+fn lane_blocks<V: lanes::Lanes, F: LaneForm>(
+    s: &[f32],
+    data: &mut [MaybeUninit<f32>],
+    stream: bool,
+    form: F,
+    rule: impl Fn(f32) -> f32,
+) {
+    let mut buf = [0f32; BLOCK];
+    // The second part's inputs and results, gathered, and which lanes of each vector they are.
+    let mut side = [0f32; BLOCK + 16];
+    let mut masks = [V::never(); BLOCK];
+    let mut next = s.chunks(BLOCK).skip(AHEAD);
+    for (part, xs) in data.chunks_mut(BLOCK).zip(s.chunks(BLOCK)) {
+        kernel::simd::prefetch(next.next().unwrap_or_default());
+        let buf = &mut buf[..part.len()];
+        let mut all = true;
+        let whole = xs.len() / V::N * V::N;
+        let mut gathered = 0;
+        for (v, i) in (0..whole).step_by(V::N).enumerate() {
+            // SAFETY: `i + N ≤ whole ≤ len` for both slices; `side` has room for every
+            // element of a block.
+            let x = unsafe { V::load(xs.as_ptr().add(i)) };
+            let (mut y, done) = form.lanes(x);
+            if !V::all(done) {
+                if !F::REST {
+                    all = false;
+                } else if V::COMPRESS {
+                    let need = V::not(done);
+                    unsafe { x.compress(need, side.as_mut_ptr().add(gathered)) };
+                    gathered += V::count(need);
+                    masks[v] = need;
+                } else {
+                    let (y2, ok) = form.rest(x);
+                    y = V::select(done, y, y2);
+                    all &= V::all(V::or(done, ok));
+                }
+            }
+            unsafe { y.store(buf.as_mut_ptr().add(i)) };
+        }
+        if gathered > 0 {
+            // The gathered lanes through the second part (the last vector padded with the
+            // first lane's value), then each vector's results expanded into its lanes.
+            let padded = gathered.div_ceil(V::N) * V::N;
+            let first = side[0];
+            side[gathered..padded].fill(first);
+            for i in (0..padded).step_by(V::N) {
+                // SAFETY: `i + N ≤ padded ≤ BLOCK + N`.
+                let (y, ok) = form.rest(unsafe { V::load(side.as_ptr().add(i)) });
+                unsafe { y.store(side.as_mut_ptr().add(i)) };
+                all &= V::all(ok);
+            }
+            let mut at = 0;
+            for (v, i) in (0..whole).step_by(V::N).enumerate() {
+                let need = std::mem::replace(&mut masks[v], V::never());
+                let n = V::count(need);
+                if n > 0 {
+                    // SAFETY: as above; `at + n ≤ gathered`.
+                    unsafe {
+                        let y = V::load(buf.as_ptr().add(i)).expand(need, side.as_ptr().add(at));
+                        y.store(buf.as_mut_ptr().add(i));
+                    }
+                    at += n;
+                }
+            }
+        }
+        for (y, &x) in buf[whole..].iter_mut().zip(&xs[whole..]) {
+            let (v, ok) = form.one(x);
+            *y = v;
+            all &= ok;
+        }
+        if !all {
+            for (y, &x) in buf.iter_mut().zip(xs) {
+                if !form.one(x).1 {
+                    *y = rule(x);
+                }
+            }
+        }
+        put(buf, part, stream);
+    }
 }
 
 /// The slice of a run, or `None` once a repeated value's result (`f` of it) has filled `data`.

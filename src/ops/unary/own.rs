@@ -17,7 +17,8 @@
 
 use super::double::{GELU_K, SQRT_2_OVER_PI};
 use super::{
-    Unary, double, double_lanes_map, double_map, f32_rule, no_int, single, vector, vector_map,
+    Unary, double, double_lanes_map, double_map, f32_rule, lanes_map, no_int, single, vector,
+    vector_map,
 };
 use crate::num::{Float, Int, Num};
 use crate::ops::kernel::{Out, Src};
@@ -241,11 +242,16 @@ impl Unary for Gelu {
         Gelu7 { tanh: false }.double_run(a, out)
     }
 
-    const VECTOR: bool = true;
+    const SINGLE: bool = true;
 
     #[inline(always)]
-    fn vector(self, x: f64) -> f64 {
-        vector::gelu_erf(x)
+    fn single(self, x: f32) -> f32 {
+        single::gelu(x)
+    }
+
+    #[inline(always)]
+    fn single_run(self, a: Src<'_, f32>, out: Out<'_, f32>) {
+        Gelu7 { tanh: false }.single_run(a, out)
     }
 }
 
@@ -314,19 +320,36 @@ impl Unary for Gelu7 {
         }
     }
 
+    /// The erf form's f32 rule is a single-precision form ([`single::gelu`]); the tanh form's
+    /// is the f64 rule rounded once, which f32 data runs through its vector form.
+    const SINGLE: bool = true;
+
+    #[inline(always)]
+    fn single(self, x: f32) -> f32 {
+        if self.tanh {
+            self.float(x as f64) as f32
+        } else {
+            single::gelu(x)
+        }
+    }
+
+    /// The form is chosen once per run (a choice per element keeps the loop scalar).
+    #[inline(always)]
+    fn single_run(self, a: Src<'_, f32>, out: Out<'_, f32>) {
+        if self.tanh {
+            self.vector_run(a, out);
+        } else {
+            lanes_map(a, out, single::GeluForm, single::gelu);
+        }
+    }
+
     const VECTOR: bool = true;
 
-    /// The form is chosen once per run (a choice per element keeps the loop scalar), so
+    /// Only the tanh form runs through its vector form ([`Unary::single_run`]), so
     /// [`Unary::vector`] is not needed.
     #[inline(always)]
     fn vector_run(self, a: Src<'_, f32>, out: Out<'_, f32>) {
-        // Two calls, not one with a chosen function pointer: each form must be inlined.
-        let scalar = move |x| f32_rule(self, x);
-        if self.tanh {
-            vector_map(a, out, vector::gelu_tanh, scalar);
-        } else {
-            vector_map(a, out, vector::gelu_erf, scalar);
-        }
+        vector_map(a, out, vector::gelu_tanh, move |x| f32_rule(self, x));
     }
 }
 

@@ -22,6 +22,10 @@
 //! outside that range ([`super::Unary::single_lane`]). The rule of a row is the lane form where
 //! it applies and the full form elsewhere, in the loop and one element at a time alike.
 
+use super::LaneForm;
+use super::lanes::Lanes;
+use super::piecewise::{self, HI, LO, M, Q, R};
+
 /// log2(e).
 const LOG2_E: f32 = std::f32::consts::LOG2_E;
 /// 1.5 · 2^23: added to a value below 2^22 in magnitude, rounds it to an integer, which then
@@ -45,14 +49,20 @@ const EXPM1_TAIL: [f32; 6] = [
 
 /// Horner's rule with fused steps; `c` from the constant term up.
 #[inline(always)]
-fn poly<const N: usize>(x: f32, c: &[f32; N]) -> f32 {
-    let mut acc = c[N - 1];
+fn poly<V: Lanes, const N: usize>(x: V, c: &[f32; N]) -> V {
+    let mut acc = V::splat(c[N - 1]);
     let mut i = N - 1;
     while i > 0 {
         i -= 1;
-        acc = acc.mul_add(x, c[i]);
+        acc = acc.mul_add(x, V::splat(c[i]));
     }
     acc
+}
+
+/// `v` in every lane.
+#[inline(always)]
+fn s<V: Lanes>(v: f32) -> V {
+    V::splat(v)
 }
 
 /// `e^(t + lo)` as `(w + c) · 2^n`: `w + c` is `e^s` (w its f32 rounding, |c| at most half
@@ -128,7 +138,7 @@ const TWO_M100: f32 = 1.0 / (1u64 << 50) as f32 / (1u64 << 50) as f32;
 /// (|c| at most half an ulp of w) and `2^n`. The reduced argument is rounded once, an error of
 /// at most 2^-26 relatively, which the forms built on it can take (measured within 0.84 ulp).
 #[inline(always)]
-fn exp_pair(t: f32) -> (f32, f32, f32) {
+fn exp_pair<V: Lanes>(t: V) -> (V, V, V) {
     let (w0, c0, k) = exp_reduced(t);
     // The sum split again.
     let w = w0 + c0;
@@ -139,8 +149,8 @@ fn exp_pair(t: f32) -> (f32, f32, f32) {
 /// 2^n, a normal f32 (−126 ≤ n ≤ 127), from k's pattern: its low bits hold n, which the shift
 /// moves into the exponent.
 #[inline(always)]
-fn pow2_of(k: f32) -> f32 {
-    f32::from_bits((k.to_bits() << 23).wrapping_add(1.0f32.to_bits()))
+fn pow2_of<V: Lanes>(k: V) -> V {
+    k.shl_add::<23>(1.0f32.to_bits())
 }
 
 /// `tanh x = (1 − z) / (1 + z)`, z = e^−2|x| as [`exp_pair`], with x's sign. Numerator and
@@ -185,13 +195,13 @@ pub fn exp(x: f32) -> f32 {
 /// and [`exp_pair`]: `w0 = 1 + s` rounded, `c0` its rounding error (exact, Fast2Sum) plus the
 /// rest of e^s, and `k`, whose pattern holds n in its low bits.
 #[inline(always)]
-fn exp_reduced(t: f32) -> (f32, f32, f32) {
-    let k = t.mul_add(LOG2_E, SHIFT);
-    let n = k - SHIFT;
-    let s = (-n).mul_add(LN2_LO, (-n).mul_add(LN2_HI, t));
-    let tail = (s * s) * poly(s, &EXPM1_TAIL);
-    let w0 = 1.0 + s;
-    (w0, ((1.0 - w0) + s) + tail, k)
+fn exp_reduced<V: Lanes>(t: V) -> (V, V, V) {
+    let k = t.mul_add(s(LOG2_E), s(SHIFT));
+    let n = k - s(SHIFT);
+    let r = (-n).mul_add(s(LN2_LO), (-n).mul_add(s(LN2_HI), t));
+    let tail = (r * r) * poly(r, &EXPM1_TAIL);
+    let w0 = s::<V>(1.0) + r;
+    (w0, ((s::<V>(1.0) - w0) + r) + tail, k)
 }
 
 /// `sigmoid(th + tl) = (q + rem · r) · 2^n`: `q` a quotient rounded, `rem` its residual, `r`
@@ -356,102 +366,155 @@ const FRAC_2_SQRT_PI_LO: f32 = f32::from_bits(0xb37b_d649);
 /// 2^64.
 const TWO_64: f32 = (1u64 << 63) as f32 * 2.0;
 
-/// Where Erf's two forms meet: below, the odd series; from here, 1 − erfc.
-const ERF_SPLIT: f32 = 0.875;
-
-/// `(erf(x)/x − 2/√π) / x²` as a polynomial in x² on |x| ≤ 0.875 (a least-squares fit, f32
-/// coefficients fitted one at a time from the constant term; error below 2^-32 of erf).
-/// `benches/fit_erf.py` makes this table and [`ERFC_LOG`].
-const ERF_SMALL: [f32; 7] = [
-    f32::from_bits(0xbec0_93a3),
-    f32::from_bits(0x3de7_1774),
-    f32::from_bits(0xbcdc_1306),
-    f32::from_bits(0x3baa_fb21),
-    f32::from_bits(0xba5c_ec08),
-    f32::from_bits(0x38e1_649c),
-    f32::from_bits(0xb702_8943),
-];
-
-/// The point [`ERFC_LOG`] is expanded around (`a − 2` is exact for 1 ≤ a ≤ 4).
-const ERFC_LOG_MID: f32 = 2.0;
-
-/// `ln erfc(a) + a²` as a polynomial in a − 2 on 0.875 ≤ a ≤ 4 (fitted as [`ERF_SMALL`];
-/// error below 2^-25, which is the relative error it gives erfc).
-const ERFC_LOG: [f32; 9] = [
-    f32::from_bits(0xbfae_b665),
-    f32::from_bits(0xbed6_192f),
-    f32::from_bits(0x3d9c_2865),
-    f32::from_bits(0xbc86_e0a1),
-    f32::from_bits(0x3b6a_0b80),
-    f32::from_bits(0xba40_53cf),
-    f32::from_bits(0x390d_c715),
-    f32::from_bits(0xb7a5_0a8d),
-    f32::from_bits(0x35d5_cc3a),
-];
-
-/// `erf x`: the odd series below 0.875 in magnitude ([`erf_series`]), `1 − erfc(|x|)` with
-/// x's sign from there ([`one_minus_erfc`]); ±0 kept. Within 0.8 ulp (measured on every f32).
+/// `F(m + t)` for the interval of a table chosen by `k`'s low bits, `a` the argument
+/// (`t = a − m`, exact: each interval lies within a factor of 2 of its point m, or has m = 0),
+/// as a pair `(s, l)`: `F(m) + F'(m) t` summed exactly (the product split, Fast2Sum: |F(m)|
+/// is the larger term in every interval), `l` the rest (the pair's low parts and `t R(t)`).
+/// Where F changes by a large fraction across an interval (Erf near 0.13: by half), rounding
+/// `F'(m) t` would cost half an ulp of the result; so it is not rounded.
 #[inline(always)]
-pub fn erf(x: f32) -> f32 {
-    let (small, large) = (erf_series(x), one_minus_erfc(x.abs()).copysign(x));
-    // Below 2^-60, erf x = x · 2/√π to far below an ulp, computed scaled by 2^64 so that the
-    // low part of the product is not lost to the subnormal range (1 ulp at x ≈ 3.6e-38 unscaled).
-    let xs = x * TWO_64;
-    let tiny = xs.mul_add(FRAC_2_SQRT_PI_HI, xs * FRAC_2_SQRT_PI_LO) * (1.0 / TWO_64);
-    if x == 0.0 {
-        x
-    } else if x.abs() < 1.0 / (1u64 << 60) as f32 {
-        tiny
-    } else if x.abs() < ERF_SPLIT {
-        small
-    } else {
-        large
+fn piece<V: Lanes, const K: usize, const ROWS: usize>(
+    k: V,
+    a: V,
+    table: &[[f32; K]; ROWS],
+) -> (V, V) {
+    let t = a - k.lookup(&table[M]);
+    let mut r = k.lookup(&table[ROWS - 1]);
+    for i in (R..ROWS - 1).rev() {
+        r = r.mul_add(t, k.lookup(&table[i]));
+    }
+    let inner = t.mul_add(r, k.lookup(&table[LO]));
+    let (c, q) = (k.lookup(&table[HI]), k.lookup(&table[Q]));
+    let p = t * q;
+    let pe = t.mul_add(q, -p);
+    let sum = c + p;
+    let se = (c - sum) + p;
+    (sum, se + (pe + inner))
+}
+
+/// 1 / 0.255: Erf's intervals are 0.255 wide, centred on i · 0.255 ([`piecewise::ERF`]).
+const ERF_INV_WIDTH: f32 = 1.0 / 0.255;
+
+/// Where Erf's argument is clamped: erf(3.95) rounds to 1, and 3.95 / 0.255 < 15.5 (the last
+/// interval).
+const ERF_TOP: f32 = 3.95;
+
+/// `erf x`, for `N` lanes at once: a polynomial of degree 7 on one of 16 intervals of |x|
+/// (clamped to 3.95, where erf rounds to 1), chosen per lane by the index `round(|x| / 0.255)`
+/// (which [`SHIFT`] leaves in the low bits), with x's sign. Below 2^-60 in magnitude,
+/// `x · 2/√π` computed scaled by 2^64, so that the low part of the product is not lost to the
+/// subnormal range. ±0 and NaN come through. Within 0.6 ulp (measured on every f32).
+#[inline(always)]
+pub fn erf_lanes<V: Lanes>(x: V) -> V {
+    let u = x.abs();
+    let a = u.at_most(ERF_TOP);
+    let k = a.mul_add(s(ERF_INV_WIDTH), s(SHIFT));
+    let (hi, lo) = piece(k, a, &piecewise::ERF);
+    let us = u * s(TWO_64);
+    let tiny = us.mul_add(s(FRAC_2_SQRT_PI_HI), us * s(FRAC_2_SQRT_PI_LO)) * s(1.0 / TWO_64);
+    let y = V::select(u.lt(s(1.0 / (1u64 << 60) as f32)), tiny, hi + lo);
+    y.or_bits(x.and_bits(0x8000_0000))
+}
+
+/// Erf as a [`LaneForm`] (it applies everywhere).
+#[derive(Clone, Copy, Debug)]
+pub struct ErfForm;
+
+impl LaneForm for ErfForm {
+    #[inline(always)]
+    fn lanes<V: Lanes>(self, x: V) -> (V, V::Mask) {
+        (erf_lanes(x), V::always())
     }
 }
 
-/// `x (2/√π + x² P(x²))` for |x| ≤ 0.875. The rest `x³ P(x²)` reaches a third of the result,
-/// so it is not simply added: x² is split exactly, `x · 2/√π` and `x · (x² P)` are exact pairs,
-/// and their high parts are summed exactly (Fast2Sum), leaving P's own rounding (about 0.15
-/// ulp at x = 0.875) and the last one.
-#[inline(always)]
-fn erf_series(x: f32) -> f32 {
-    let x2h = x * x;
-    let x2l = x.mul_add(x, -x2h);
-    let p = poly(x2h, &ERF_SMALL);
-    let inner = x2h.mul_add(p, x2l.mul_add(p, FRAC_2_SQRT_PI_LO));
-    let rh = x * inner;
-    let rl = x.mul_add(inner, -rh);
-    let ph = x * FRAC_2_SQRT_PI_HI;
-    let pl = x.mul_add(FRAC_2_SQRT_PI_HI, -ph);
-    let sh = ph + rh;
-    let sl = (ph - sh) + rh;
-    sh + ((sl + pl) + rl)
+/// Gelu's erf form as a [`LaneForm`].
+#[derive(Clone, Copy, Debug)]
+pub struct GeluForm;
+
+impl LaneForm for GeluForm {
+    #[inline(always)]
+    fn lanes<V: Lanes>(self, x: V) -> (V, V::Mask) {
+        gelu_lanes(x)
+    }
+
+    const REST: bool = true;
+
+    #[inline(always)]
+    fn rest<V: Lanes>(self, x: V) -> (V, V::Mask) {
+        gelu_rest(x)
+    }
 }
 
-/// `1 − erfc(a)` for a ≥ 0.875 (clamped to 0.875..=4; from 3.92 the result is 1), with
-/// `erfc(a) = e^(−a² + L(a))`. The exponent is carried as a pair: a² split exactly, L's
-/// argument `a − 2` with its rounding error (below a = 1) through L's slope at 2, and the sum
-/// by Fast2Sum (a² ≥ |L| here). The exponential comes as a pair too, and its subtraction from
-/// 1 is exact but for the last rounding, so erfc's relative error (about 2^-24, from L's
-/// evaluation) costs at most erfc(0.875) = 0.22 of an ulp.
+/// [`erf_lanes`] on one value.
 #[inline(always)]
-fn one_minus_erfc(a: f32) -> f32 {
-    // (`clamp` keeps a NaN, which then runs through to the result.)
-    let a = a.clamp(ERF_SPLIT, 4.0);
-    let sh = a * a;
-    let sl = a.mul_add(a, -sh);
-    let vh = a - ERFC_LOG_MID;
-    let vl = a - (vh + ERFC_LOG_MID);
-    let l = poly(vh, &ERFC_LOG);
-    let th = l - sh;
-    let tl = vl.mul_add(ERFC_LOG[1], (l - (th + sh)) - sl);
-    // th is within −16.5..−0.7 (NaN aside): no clamp, and 2^n is one normal factor.
-    let e = exp_core(th, -tl);
-    let scale = f32::from_bits((e.n.wrapping_add(127) as u32) << 23);
-    let (ew, ec) = (e.w * scale, e.c * scale);
-    // 1 − ew split exactly (Fast2Sum, ew < 1), then the low parts.
-    let r = 1.0 - ew;
-    r + (((1.0 - r) - ew) - ec)
+pub fn erf(x: f32) -> f32 {
+    erf_lanes(x)
+}
+
+/// Gelu's intervals for x ≥ 0 are 0.59 wide ([`piecewise::GELU`] 0..10), for −1.5 ≤ x < 0
+/// 0.5 wide (11..14).
+const GELU_INV_POS: f32 = 1.0 / 0.59;
+const GELU_INV_NEG: f32 = 2.0;
+/// Where Gelu's argument is clamped for x ≥ 0: Φ(5.9) is within 2^-28 of 1, so x Φ(x) rounds
+/// to x from there; 5.9 / 0.59 < 10.5.
+const GELU_TOP: f32 = 5.9;
+/// Where Gelu's second part takes over (below).
+const GELU_REST: f32 = -1.5;
+/// The lowest x the second part takes: Gelu(−13) ≈ −7.9e-38 is a normal f32, and e^(−x²/2) is.
+const GELU_LANE_MIN: f32 = -13.0;
+/// Added to |x|'s pattern shifted right by 21 (its exponent and two mantissa bits: quarter
+/// octaves) to give the index 0 at 1.5 (pattern 0x3fc0_0000).
+const GELU_H_INDEX: u32 = 0u32.wrapping_sub(0x3fc0_0000 >> 21);
+
+/// Gelu's erf form `x Φ(x)` (Φ the normal distribution) for −1.5 ≤ x ≤ f32::MAX (the second
+/// value says for which lanes that holds), for `N` lanes at once: Φ is a polynomial of degree
+/// 8 on one of 15 intervals ([`piecewise::GELU`]; x clamped to 5.9, from where the result is
+/// x), computed as a pair, and the result is x times the pair with one rounding of its size.
+#[inline(always)]
+pub fn gelu_lanes<V: Lanes>(x: V) -> (V, V::Mask) {
+    let neg = x.lt(s(0.0));
+    let u = x.abs();
+    let a = V::select(neg, u, u.at_most(GELU_TOP));
+    let k = a.mul_add(
+        V::select(neg, s(GELU_INV_NEG), s(GELU_INV_POS)),
+        V::select(neg, s(SHIFT + 11.0), s(SHIFT)),
+    );
+    let (ph, pl) = piece(k, a, &piecewise::GELU);
+    let y = x.mul_add(ph, x * pl);
+    (y, V::both(s::<V>(GELU_REST).le(x), x.le(s(f32::MAX))))
+}
+
+/// Gelu's erf form for −13 ≤ x < −1.5 (the second value says for which lanes that holds):
+/// `x Φ(x) = −e^(−u²/2) H(u)` (u = −x), H smooth (it tends to 1/√(2π)) as a polynomial of
+/// degree 7 on quarter octaves of u ([`piecewise::GELU_H`]), e^(−u²/2) from u² split exactly
+/// ([`exp_reduced`]: its reduced argument rounded once, e^s as w + c with c up to 6% of w;
+/// the square's low part enters as the factor 1 + low), and their product as a pair, rounded
+/// once.
+#[inline(always)]
+pub fn gelu_rest<V: Lanes>(x: V) -> (V, V::Mask) {
+    let u = x.abs();
+    let (hh, hl) = piece(u.shr_add::<21>(GELU_H_INDEX), u, &piecewise::GELU_H);
+    let sq = u * u;
+    let sq_lo = u.mul_add(u, -sq);
+    let (w, c, k) = exp_reduced(sq * s(-0.5));
+    let c = (sq_lo * s(-0.5)).mul_add(w + c, c);
+    // (w + c)(hh + hl) with w hh exact (c, e^s's low part beyond w, is up to 6% of w: its
+    // product with hl counts).
+    let eh = w * hh;
+    let el = w.mul_add(hl, c.mul_add(hh + hl, w.mul_add(hh, -eh)));
+    let y = -((eh + el) * pow2_of(k));
+    (y, V::both(s::<V>(GELU_LANE_MIN).le(x), x.lt(s(GELU_REST))))
+}
+
+/// Gelu's erf form: [`gelu_lanes`] from −1.5, [`gelu_rest`] from −13; below −13, at ±∞ and
+/// NaN, the f64 rule rounded once (below −14.5 the result is −0).
+#[inline(always)]
+pub fn gelu(x: f32) -> f32 {
+    match GeluForm.one(x) {
+        (y, true) => y,
+        _ if x < -14.5 => -0.0,
+        _ => super::double::gelu_erf(x as f64) as f32,
+    }
 }
 
 #[cfg(test)]
@@ -491,7 +554,15 @@ mod tests {
     #[test]
     fn within_an_ulp_across_the_range() {
         // libm's f64 functions are within about 2^-28 f32 ulps of the exact value.
-        let cases: [(&str, f64, f64); 9] = [
+        let gelu64 = |x: f64| x * 0.5 * libm::erfc(-x * std::f64::consts::FRAC_1_SQRT_2);
+        let cases: [(&str, f64, f64); 12] = [
+            ("gelu", worst(gelu, gelu64, -13.0, 6.0), 0.9),
+            (
+                "gelu past its parts",
+                worst(gelu, gelu64, -14.5, -12.5),
+                0.9,
+            ),
+            ("gelu near 0", worst(gelu, gelu64, -1e-3, 1e-3), 0.9),
             ("erf", worst(erf, libm::erf, -4.0, 4.0), 0.9),
             ("erf near the split", worst(erf, libm::erf, 0.87, 0.88), 0.9),
             ("exp", worst(exp, libm::exp, -87.0, 88.7), 0.75),
@@ -523,6 +594,17 @@ mod tests {
     #[test]
     fn specials_and_limits() {
         assert_eq!(exp(0.0), 1.0);
+        assert_eq!(gelu(0.0).to_bits(), 0.0f32.to_bits());
+        assert_eq!(gelu(-0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(gelu(f32::INFINITY), f32::INFINITY);
+        assert_eq!(gelu(f32::NEG_INFINITY).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(gelu(-20.0).to_bits(), (-0.0f32).to_bits());
+        assert!(gelu(f32::NAN).is_nan());
+        assert_eq!(gelu(10.0), 10.0);
+        assert_eq!(gelu(1e30), 1e30);
+        assert_eq!(gelu(f32::MAX), f32::MAX);
+        assert_eq!(gelu(1e-30), 5e-31);
+        assert!(gelu(-13.5) < 0.0 && gelu(-13.5) > -1e-38);
         assert_eq!(erf(0.0).to_bits(), 0.0f32.to_bits());
         assert_eq!(erf(-0.0).to_bits(), (-0.0f32).to_bits());
         assert_eq!(erf(f32::INFINITY), 1.0);

@@ -130,7 +130,8 @@ unary_table! {
         Erf ERF: "Erf"-1, NUMERIC, exact: false,
             int |x| int_round(x, Float::erf),
             float |x| x.erf(),
-            single |x| single::erf(x);
+            single |x| single::erf(x),
+            lanes single::ErfForm;
         /// Sigmoid-1: `1 / (1 + e^−x)`.
         Sigmoid SIGMOID: "Sigmoid"-1, FLOAT, exact: false,
             int |x| no_int(),

@@ -1,6 +1,7 @@
-//! Branch-free double-precision forms of the transcendental rules, for f32 data: Gelu (both
-//! forms), and the exponential, sigmoid, erf and erfc pieces it is built from. Each is straight-line arithmetic (no calls, no
-//! branches, selects instead) that the compiler vectorises, accurate to far better than
+//! Branch-free double-precision forms of the transcendental rules, for f32 data: Gelu's tanh
+//! form, and the exponential and sigmoid it is built from. Each is straight-line arithmetic
+//! (no calls, no branches, selects instead) that the compiler vectorises, accurate to far
+//! better than
 //! [`BOUND`] relative to the exact value. [`settle`] rounds such a value to f32 and says
 //! whether the bound settles the rounding; [`super::UnaryElem`] for f32 recomputes the rare
 //! elements it does not settle by the row's scalar rule, so that every result is the one the
@@ -109,88 +110,6 @@ pub fn times_sigmoid(x: f64, t: f64) -> f64 {
     if t < -700.0 { 0.0f64.copysign(x) } else { y }
 }
 
-/// erf(z)/z as a polynomial in z² on 0 ≤ z ≤ 1 (Chebyshev fit, error 7e-18).
-/// (The constant term of the fit rounds to 2/√π.)
-const ERF_SMALL: [f64; 12] = [
-    std::f64::consts::FRAC_2_SQRT_PI,
-    -0.376_126_389_031_835_43,
-    0.112_837_916_709_450_06,
-    -0.026_866_170_643_237_77,
-    0.005_223_977_607_116_422_5,
-    -0.000_854_832_597_538_969_2,
-    0.000_120_552_949_048_397_07,
-    -1.492_473_690_741_966e-5,
-    1.644_742_470_331_736_2e-6,
-    -1.620_848_380_187_170_5e-7,
-    1.372_006_454_677_768_6e-8,
-    -7.795_898_827_002_142e-10,
-];
-
-/// z · e^{z²} · erfc(z) as a polynomial in t = (z − 3)/(z + 3) on 1 ≤ z ≤ 11 (Chebyshev fit,
-/// error 2.5e-16 on values near 0.5).
-const ERFC_LARGE: [f64; 16] = [
-    0.537_003_453_544_169_8,
-    0.095_306_226_959_226_53,
-    -0.146_583_048_032_865_95,
-    0.139_880_547_601_929_36,
-    -0.095_469_750_309_339_63,
-    0.046_350_263_327_471_99,
-    -0.014_019_825_523_843_756,
-    0.000_910_822_686_611_190_8,
-    0.001_242_874_348_680_140_5,
-    -0.000_412_542_694_223_372_43,
-    -8.459_123_131_933_187e-5,
-    6.896_483_366_741_242e-5,
-    6.376_335_926_040_092e-6,
-    -1.101_891_167_907_554_2e-5,
-    -7.527_294_950_038_327e-7,
-    1.615_529_199_977_862e-6,
-];
-
-/// `erf(z)` for 0 ≤ z ≤ 1.
-#[inline(always)]
-fn erf_small(z: f64) -> f64 {
-    z * poly(z * z, &ERF_SMALL)
-}
-
-/// `erfc(z)` for 1 ≤ z ≤ 11, given `e = e^{−z²}` (which callers compute from an exact square).
-#[inline(always)]
-fn erfc_large(z: f64, e: f64) -> f64 {
-    let t = (z - 3.0) / (z + 3.0);
-    e * poly(t, &ERFC_LARGE) / z
-}
-
-/// `x/2 · (1 + erf(x/√2))`: for x < −√2, `x/2 · erfc(|x|/√2)` straight from the erfc form
-/// (no cancellation); beyond |x| = 15.5 the result is x or a zero of x's sign (the factor is
-/// below 1e-52 there).
-#[inline(always)]
-pub fn gelu_erf(x: f64) -> f64 {
-    let a = x.abs();
-    let z = a * std::f64::consts::FRAC_1_SQRT_2;
-    let b = if a < std::f64::consts::SQRT_2 {
-        std::f64::consts::SQRT_2
-    } else {
-        at_most(a, 15.5)
-    };
-    // e^{−b²/2} from b² (exact for f32 data), not from the rounded b/√2.
-    let c = erfc_large(b * std::f64::consts::FRAC_1_SQRT_2, exp(-0.5 * (b * b)));
-    let small = z < 1.0;
-    let e = erf_small(if small { z } else { 0.0 });
-    // The factor (1 + erf(x/√2))/2.
-    let g = if x < 0.0 {
-        if small { 0.5 - 0.5 * e } else { 0.5 * c }
-    } else if small {
-        0.5 + 0.5 * e
-    } else {
-        1.0 - 0.5 * c
-    };
-    if a > 15.5 {
-        if x > 0.0 { x } else { 0.0f64.copysign(x) }
-    } else {
-        x * g
-    }
-}
-
 /// √(2/π).
 const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
 
@@ -233,17 +152,8 @@ mod tests {
         // within the bound with room to spare.
         let tight = 1.0 / (1u64 << 46) as f64;
         type Case = (&'static str, fn(f64) -> f64, fn(f64) -> f64, f32, f32);
-        let cases: [Case; 5] = [
+        let cases: [Case; 2] = [
             ("exp", exp, libm::exp, -103.0, 88.7),
-            ("erf below 1", erf_small, libm::erf, -1.0, 1.0),
-            ("erf near 0", erf_small, libm::erf, -1e-4, 1e-4),
-            (
-                "erfc from 1",
-                |z| erfc_large(z, exp(-(z * z))),
-                libm::erfc,
-                1.0,
-                6.0,
-            ),
             (
                 "sigmoid",
                 sigmoid,
@@ -263,12 +173,9 @@ mod tests {
         assert_eq!(exp(f64::INFINITY), libm::exp(709.0));
         assert_eq!(exp(f64::NEG_INFINITY) as f32, 0.0);
         assert!(exp(f64::NAN).is_nan());
-        assert_eq!(erf_small(-0.0).to_bits(), (-0.0f64).to_bits());
-        for g in [gelu_erf, gelu_tanh] {
-            assert_eq!(g(f64::INFINITY), f64::INFINITY);
-            assert_eq!(g(f64::NEG_INFINITY).to_bits(), (-0.0f64).to_bits());
-            assert_eq!(g(-1e30).to_bits(), (-0.0f64).to_bits());
-        }
+        assert_eq!(gelu_tanh(f64::INFINITY), f64::INFINITY);
+        assert_eq!(gelu_tanh(f64::NEG_INFINITY).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(gelu_tanh(-1e30).to_bits(), (-0.0f64).to_bits());
         assert_eq!(
             times_sigmoid(f64::NEG_INFINITY, f64::NEG_INFINITY).to_bits(),
             (-0.0f64).to_bits()

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Fits the piecewise polynomials of ovir's single-precision Erf and Gelu (erf form) and writes
+them as src/ops/unary/piecewise.rs.
+
+    .venv/bin/python benches/fit_tables.py
+
+Each function is split into intervals; interval i holds a point m_i and
+    F(m + t) ~ c_hi + c_lo + q t + t R(t),   R a polynomial of degree 5,
+with c_hi + c_lo = F(m) to twice f32 precision, q = F'(m) rounded to f32, and R fitted by
+weighted least squares on 400 Chebyshev nodes of the interval (widened by 2% each side), the
+weights |t| / |F| (the relative error R's error gives F). R's coefficients are rounded to f32
+one at a time from the constant term, the rest refitted after each. References from mpmath at
+40 digits. Prints each table's largest relative error over the nodes.
+
+Erf: 16 intervals of width W = 0.255 centred on m_i = i W (the first from 0: m_0 = 0).
+Gelu's factor Phi (the normal distribution), 32 intervals:
+  0..13   x >= 0:            Phi(x),  width 0.44 centred on i * 0.44;
+  14..18  x < 0, u = -x < 1.5: Phi(-u), width 0.4 centred on j * 0.4;
+  19..31  u >= 1.5:           H(u) = u Phi(-u) e^(u^2/2) (so that Gelu(x) = -e^(-u^2/2) H(u)),
+                             on quarter octaves [1.5, 1.75), [1.75, 2), [2, 2.5), ... [12, 14)
+                             (the index from u's bit pattern), centred on their midpoints.
+"""
+
+import sys
+from pathlib import Path
+
+import mpmath as mp
+import numpy as np
+
+mp.mp.dps = 40
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def f32(v):
+    return float(np.float32(float(v)))
+
+
+def nodes(lo, hi, n=400):
+    k = np.arange(n)
+    return (lo + hi) / 2 + (hi - lo) / 2 * np.cos(np.pi * (k + 0.5) / n)
+
+
+def piece(F, dF, lo, hi, m, degree=5):
+    """The row [m, c_hi, c_lo, q, r0..] for F on [lo, hi] around m (R of `degree`), and its
+    largest error."""
+    ext = 0.02 * (hi - lo)
+    x = nodes(max(lo - ext, 0.0) if lo >= 0 else lo - ext, hi + ext)
+    t = x - m
+    t = t[t != 0]
+    mm = mp.mpf(m)
+    c = F(mm)
+    c_hi = f32(c)
+    c_lo = f32(c - c_hi)
+    q = f32(dF(mm))
+    ys = [F(mm + mp.mpf(float(ti))) for ti in t]
+    target = np.array([float((y - c_hi - c_lo - q * mp.mpf(float(ti))) / mp.mpf(float(ti)))
+                       for y, ti in zip(ys, t)])
+    w = np.abs(t) / np.array([abs(float(y)) for y in ys])
+    r = []
+    while len(r) <= degree:
+        k = len(r)
+        rest = target - sum(ri * t**i for i, ri in enumerate(r))
+        a = np.stack([t**i for i in range(k, degree + 1)], 1) * w[:, None]
+        r.append(f32(np.linalg.lstsq(a, rest * w, rcond=None)[0][0]))
+    err = 0.0
+    for y, ti in zip(ys, t):
+        ti = mp.mpf(float(ti))
+        approx = c_hi + mp.mpf(c_lo) + q * ti + ti * sum(mp.mpf(ri) * ti**i for i, ri in enumerate(r))
+        err = max(err, float(abs(approx - y) / abs(y)))
+    return [f32(m), c_hi, c_lo, q] + r, err
+
+
+def erf_rows():
+    F = mp.erf
+    dF = lambda x: 2 / mp.sqrt(mp.pi) * mp.exp(-x * x)
+    w = 0.255
+    return [piece(F, dF, max(0.0, (i - 0.5) * w), (i + 0.5) * w, f32(i * w)) for i in range(16)]
+
+
+def gelu_rows():
+    """Gelu's form for x >= -1.5 (degree 6): Phi(x) for x >= 0 on 11 intervals, Phi(-u) for
+    u = -x < 1.5 on 4 (the 16th entry repeats the 15th)."""
+    rows = []
+    for i in range(11):
+        rows.append(piece(mp.ncdf, mp.npdf, max(0.0, (i - 0.5) * 0.59), (i + 0.5) * 0.59, f32(i * 0.59), 6))
+    neg = lambda u: mp.ncdf(-u)
+    dneg = lambda u: -mp.npdf(u)
+    for j in range(4):
+        rows.append(piece(neg, dneg, max(0.0, (j - 0.5) * 0.5), min(1.5, (j + 0.5) * 0.5), f32(j * 0.5), 6))
+    return rows + rows[-1:]
+
+
+def gelu_h_rows():
+    """Gelu's form for x < -1.5: H(u) = u Phi(-u) e^(u^2/2) on quarter octaves of u (the last
+    three entries repeat the 13th)."""
+    H = lambda u: u * mp.ncdf(-u) * mp.exp(u * u / 2)
+    dH = lambda u: mp.diff(H, u)
+    edges = [1.5, 1.75, 2, 2.5, 3, 3.5, 4, 5, 6, 7, 8, 10, 12, 14]
+    rows = [piece(H, dH, lo, hi, f32((lo + hi) / 2)) for lo, hi in zip(edges, edges[1:])]
+    return rows + rows[-1:] * 3
+
+
+def rust(name, doc, rows):
+    errs = [e for _, e in rows]
+    cols = list(zip(*[r for r, _ in rows]))
+    out = [f"/// {line}".rstrip() for line in doc]
+    out.append(f"/// Largest relative error of the fit: 2^{np.log2(max(errs)):.1f}.")
+    out.append("#[allow(clippy::approx_constant)]")
+    out.append(f"pub(super) const {name}: [[f32; {len(rows)}]; {len(cols)}] = [")
+    for col in cols:
+        vals = [np.format_float_scientific(np.float32(v), unique=True, exp_digits=1).replace("e+", "e")
+                for v in col]
+        vals = [v.replace(".e", ".0e") for v in vals]
+        out.append("    [")
+        for k in range(0, len(vals), 4):
+            out.append("        " + ", ".join(vals[k:k + 4]) + ",")
+        out.append("    ],")
+    out.append("];")
+    for i, e in enumerate(errs):
+        print(f"{name}[{i}]: 2^{np.log2(e):.1f}", file=sys.stderr)
+    print(f"{name}: worst 2^{np.log2(max(errs)):.1f}", file=sys.stderr)
+    return "\n".join(out)
+
+
+def main():
+    header = [
+        "//! Tables of the piecewise polynomials of the single-precision Erf and Gelu",
+        "//! ([`super::single`]), written by `benches/fit_tables.py` (do not edit: run it).",
+        "//! Each is a list of columns, one entry per interval: the point m the interval is",
+        "//! centred on, F(m) as a pair (high, low), F'(m), and the coefficients r0, r1, … of R in",
+        "//! F(m + t) ~ F(m) + F'(m) t + t R(t).",
+        "",
+        "/// Rows of a table.",
+        "pub(super) const M: usize = 0;",
+        "pub(super) const HI: usize = 1;",
+        "pub(super) const LO: usize = 2;",
+        "pub(super) const Q: usize = 3;",
+        "pub(super) const R: usize = 4;",
+        "",
+    ]
+    text = "\n".join(header) + "\n" + "\n\n".join([
+        rust("ERF", ["Erf on 16 intervals of width 0.255 centred on i · 0.255 (R of degree 5)."], erf_rows()),
+        rust("GELU", ["Gelu's factor Φ for x ≥ −1.5 (R of degree 6): 0..10 Φ(x) for x ≥ 0 (width 0.59,",
+                      "centred on i · 0.59), 11..14 Φ(−u) for u = −x < 1.5 (width 0.5, centred on j · 0.5);",
+                      "15 repeats 14."], gelu_rows()),
+        rust("GELU_H", ["Gelu's H(u) = u Φ(−u) e^(u²/2) for u = −x ≥ 1.5 (R of degree 5), on quarter octaves",
+                        "1.5, 1.75, 2, 2.5, … 12, 14; 13..15 repeat 12."], gelu_h_rows()),
+    ]) + "\n"
+    (ROOT / "src/ops/unary/piecewise.rs").write_text(text)
+
+
+if __name__ == "__main__":
+    main()
