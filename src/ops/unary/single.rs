@@ -1,7 +1,9 @@
-//! Single-precision forms of Exp, Sigmoid, Swish, Tanh and Erf: the f32 rule of these rows. Each is
-//! straight-line f32 arithmetic (no calls, no branches, selects instead) that the compiler
-//! vectorises eight lanes to an AVX2 register, sixteen to an AVX-512 one, within 1 ulp of the
-//! exact result (`cargo bench --bench accuracy` measures every f32 input; docs/accuracy.md).
+//! Single-precision forms of Exp, Sigmoid, Swish, Tanh, Erf and Gelu's erf form: the f32 rule
+//! of these rows. Each is straight-line f32 arithmetic (no calls, no branches, selects instead)
+//! that the compiler vectorises eight lanes to an AVX2 register, sixteen to an AVX-512 one, or,
+//! for the forms that look coefficients up per lane (Erf, Gelu: piecewise polynomials), that is
+//! written over [`Lanes`] and run on the unit's vector type; within 1 ulp of the exact result
+//! (`cargo bench --bench accuracy` measures every f32 input; docs/accuracy.md).
 //!
 //! Determinism: only IEEE operations with one defined result are used (add, multiply, divide,
 //! fused multiply-add, comparisons, bit moves), so a form gives the same bits on every vector
@@ -399,7 +401,7 @@ const ERF_INV_WIDTH: f32 = 1.0 / 0.255;
 /// interval).
 const ERF_TOP: f32 = 3.95;
 
-/// `erf x`, for `N` lanes at once: a polynomial of degree 7 on one of 16 intervals of |x|
+/// `erf x`, for `N` lanes at once: a polynomial of degree 6 on one of 16 intervals of |x|
 /// (clamped to 3.95, where erf rounds to 1), chosen per lane by the index `round(|x| / 0.255)`
 /// (which [`SHIFT`] leaves in the low bits), with x's sign. Below 2^-60 in magnitude,
 /// `x · 2/√π` computed scaled by 2^64, so that the low part of the product is not lost to the
@@ -468,7 +470,7 @@ const GELU_H_INDEX: u32 = 0u32.wrapping_sub(0x3fc0_0000 >> 21);
 
 /// Gelu's erf form `x Φ(x)` (Φ the normal distribution) for −1.5 ≤ x ≤ f32::MAX (the second
 /// value says for which lanes that holds), for `N` lanes at once: Φ is a polynomial of degree
-/// 8 on one of 15 intervals ([`piecewise::GELU`]; x clamped to 5.9, from where the result is
+/// 7 on one of 15 intervals ([`piecewise::GELU`]; x clamped to 5.9, from where the result is
 /// x), computed as a pair, and the result is x times the pair with one rounding of its size.
 #[inline(always)]
 pub fn gelu_lanes<V: Lanes>(x: V) -> (V, V::Mask) {
@@ -486,7 +488,7 @@ pub fn gelu_lanes<V: Lanes>(x: V) -> (V, V::Mask) {
 
 /// Gelu's erf form for −13 ≤ x < −1.5 (the second value says for which lanes that holds):
 /// `x Φ(x) = −e^(−u²/2) H(u)` (u = −x), H smooth (it tends to 1/√(2π)) as a polynomial of
-/// degree 7 on quarter octaves of u ([`piecewise::GELU_H`]), e^(−u²/2) from u² split exactly
+/// degree 6 on quarter octaves of u ([`piecewise::GELU_H`]), e^(−u²/2) from u² split exactly
 /// ([`exp_reduced`]: its reduced argument rounded once, e^s as w + c with c up to 6% of w;
 /// the square's low part enters as the factor 1 + low), and their product as a pair, rounded
 /// once.
