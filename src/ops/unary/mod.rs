@@ -502,17 +502,36 @@ pub(crate) fn lanes_map(
             #[cfg(target_arch = "x86_64")]
             match unit {
                 kernel::simd::Simd::Avx512 => {
-                    return lane_blocks::<lanes::x86::V512, _>(s, data, stream, form, rule);
+                    return by_form::<lanes::x86::V512, _>(s, data, stream, form, rule);
                 }
                 kernel::simd::Simd::Avx2 => {
-                    return lane_blocks::<lanes::x86::V256, _>(s, data, stream, form, rule);
+                    return by_form::<lanes::x86::V256, _>(s, data, stream, form, rule);
                 }
                 kernel::simd::Simd::None => {}
             }
             let _ = unit;
-            lane_blocks::<f32, _>(s, data, stream, form, rule)
+            by_form::<f32, _>(s, data, stream, form, rule)
         },
     );
+}
+
+/// [`lane_blocks`] with the block size and the room for gathered lanes of the form: blocks of
+/// [`REST_BLOCK`] and room for a block's lanes for a form with a second part, blocks of
+/// [`BLOCK`] and no room otherwise (so that a form without one does not clear 4.6 KiB of
+/// buffers per run: fused groups call it per run, some of 64 elements).
+#[inline(always)]
+fn by_form<V: lanes::Lanes, F: LaneForm>(
+    s: &[f32],
+    data: &mut [MaybeUninit<f32>],
+    stream: bool,
+    form: F,
+    rule: impl Fn(f32) -> f32,
+) {
+    if F::REST {
+        lane_blocks::<V, F, REST_BLOCK, { REST_BLOCK + 16 }>(s, data, stream, form, rule)
+    } else {
+        lane_blocks::<V, F, BLOCK, 0>(s, data, stream, form, rule)
+    }
 }
 
 /// Elements per block of [`lanes_map`] for a form with a second part ([`LaneForm::REST`]).
@@ -523,39 +542,40 @@ const REST_BLOCK: usize = 512;
 /// scatter the results back (AVX-512: compress and expand), so that it runs once per lane that
 /// needs it rather than once per vector that has such a lane; elsewhere on each vector with a
 /// lane that needs it, and the results are chosen lane by lane.
+///
+/// Blocks of `B` elements; `S` is the room for the gathered lanes (`B + 16`, the widest vector
+/// past a block, for a form with a second part; 0 for one without). Blocks of 512 for a form
+/// with a second part: its gathered lanes are then read long after they were stored, and fewer
+/// vectors are partly filled (Gelu at one thread, [64,64,64,64]: 11.8 ms in blocks of 128,
+/// 10.7 in 256, 10.1 in 512; Erf, without a second part, is 7% slower in blocks of 512).
 #[inline(always)]
-fn lane_blocks<V: lanes::Lanes, F: LaneForm>(
+fn lane_blocks<V: lanes::Lanes, F: LaneForm, const B: usize, const S: usize>(
     s: &[f32],
     data: &mut [MaybeUninit<f32>],
     stream: bool,
     form: F,
     rule: impl Fn(f32) -> f32,
 ) {
-    // Blocks of 512 for a form with a second part: its gathered lanes are then read long after
-    // they were stored, and fewer vectors are partly filled (Gelu at one thread, [64,64,64,64]:
-    // 11.8 ms in blocks of 128, 10.7 in 256, 10.1 in 512; Erf, without a second part, is 7%
-    // slower in blocks of 512 than of 128).
-    let block = if F::REST { REST_BLOCK } else { BLOCK };
-    let mut buf = [0f32; REST_BLOCK];
+    let mut buf = [0f32; B];
     // The second part's inputs and results, gathered, and which lanes of each vector they are.
-    let mut side = [0f32; REST_BLOCK + 16];
-    let mut masks = [V::never(); REST_BLOCK];
-    let mut next = s.chunks(block).skip(AHEAD);
-    for (part, xs) in data.chunks_mut(block).zip(s.chunks(block)) {
+    let mut side = [0f32; S];
+    let mut masks = [V::never(); S];
+    let mut next = s.chunks(B).skip(AHEAD);
+    for (part, xs) in data.chunks_mut(B).zip(s.chunks(B)) {
         kernel::simd::prefetch(next.next().unwrap_or_default());
         let buf = &mut buf[..part.len()];
         let mut all = true;
         let whole = xs.len() / V::N * V::N;
         let mut gathered = 0;
         for (v, i) in (0..whole).step_by(V::N).enumerate() {
-            // SAFETY: `i + N ≤ whole ≤ len` for both slices; `side` has room for every
-            // element of a block.
+            // SAFETY: `i + N ≤ whole ≤ len` for both slices; lanes are gathered only where
+            // `side` has room for a block and a vector more.
             let x = unsafe { V::load(xs.as_ptr().add(i)) };
             let (mut y, done) = form.lanes(x);
             if !V::all(done) {
                 if !F::REST {
                     all = false;
-                } else if V::COMPRESS {
+                } else if V::COMPRESS && S >= B + 16 {
                     let need = V::not(done);
                     unsafe { x.compress(need, side.as_mut_ptr().add(gathered)) };
                     gathered += V::count(need);
@@ -575,7 +595,7 @@ fn lane_blocks<V: lanes::Lanes, F: LaneForm>(
             let first = side[0];
             side[gathered..padded].fill(first);
             for i in (0..padded).step_by(V::N) {
-                // SAFETY: `i + N ≤ padded ≤ REST_BLOCK + N`.
+                // SAFETY: `i + N ≤ padded ≤ B + N ≤ S`.
                 let (y, ok) = form.rest(unsafe { V::load(side.as_ptr().add(i)) });
                 unsafe { y.store(side.as_mut_ptr().add(i)) };
                 all &= V::all(ok);
