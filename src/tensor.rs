@@ -41,7 +41,7 @@ mod sealed {
 
 /// A Rust type that is an element type of a [`Tensor`] (the twelve listed here; sealed).
 pub trait Element:
-    sealed::Sealed + Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static
+    sealed::Sealed + Copy + Default + Send + Sync + PartialEq + std::fmt::Debug + 'static
 {
     const TYPE: ElementType;
     /// Bytes per element.

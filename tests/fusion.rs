@@ -406,7 +406,39 @@ fn large_streamed_outputs_are_exact() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// The first id of the Relu layers [`chains_over_long_broadcast_runs_match_layer_by_layer`]
+/// `t` (f32) with now and then a NaN (quiet with a payload, signalling, negative), an
+/// infinity, a zero of either sign or a subnormal in place of an element.
+fn with_specials(t: Tensor, rng: &mut Rng) -> Tensor {
+    let specials = [
+        f32::NAN,
+        f32::from_bits(0x7fc0_1234),
+        f32::from_bits(0x7f80_0001),
+        f32::from_bits(0xff80_0042),
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1e-40,
+        -1e-40,
+    ];
+    let Tensor::F32(a) = t else {
+        panic!("f32 only")
+    };
+    let shape = a.shape().to_vec();
+    let v: Vec<f32> = a
+        .iter()
+        .map(|&x| {
+            if rng.below(50) == 0 {
+                specials[rng.below(specials.len())]
+            } else {
+                x
+            }
+        })
+        .collect();
+    ArrayD::from_shape_vec(IxDyn(&shape), v).unwrap().into()
+}
+
+/// The first id of the unary layers [`chains_over_long_broadcast_runs_match_layer_by_layer`]
 /// inserts, and the output port of a layer there by its id.
 const RELU_IDS: usize = 1000;
 
@@ -423,8 +455,10 @@ fn port(v: usize, params: usize) -> usize {
 /// Linear f32 chains whose broadcast operands change only every 64 or more elements (rows,
 /// columns, planes of the output) read those operands run by run instead of gathering them:
 /// checked against layer-by-layer execution, with the running value on either side, for
-/// shared (a new, streamed or not, output) and owned inputs. Some have Relu layers between
-/// the steps, which makes them groups computed tile by tile.
+/// shared (a new, streamed or not, output) and owned inputs. Some have unary layers between
+/// the steps or before the first: exact ones (Relu, Abs, Clamp…) are links of the chain in
+/// registers; Exp makes the group go tile by tile. The full-size input holds NaNs (signalling
+/// too), infinities, ±0 and subnormals now and then.
 #[test]
 fn chains_over_long_broadcast_runs_match_layer_by_layer() {
     let full = [3usize, 70, 130];
@@ -454,6 +488,36 @@ fn chains_over_long_broadcast_runs_match_layer_by_layer() {
         }
         let mut edges = Vec::new();
         let mut prev = 0;
+        let unary = |xml: &mut String,
+                     edges: &mut Vec<_>,
+                     rng: &mut Rng,
+                     id: usize,
+                     prev: usize| {
+            let (kind, data) = [
+                ("Relu", ""),
+                ("Abs", ""),
+                ("Clamp", "<data min=\"-1.5\" max=\"2\"/>"),
+                ("Floor", ""),
+                ("Ceiling", ""),
+                ("Negative", ""),
+                ("Sign", ""),
+                ("Sqrt", ""),
+                ("Exp", ""),
+            ][rng.below(9)];
+            writeln!(
+                xml,
+                "<layer id=\"{id}\" name=\"u{id}\" type=\"{kind}\" version=\"opset1\">{data}<input><port id=\"0\" precision=\"FP32\">{}</port></input><output><port id=\"1\" precision=\"FP32\">{}</port></output></layer>",
+                dims(&full),
+                dims(&full)
+            )
+            .unwrap();
+            edges.push((prev, port(prev, params.len()), id, 0));
+        };
+        if rng.below(4) == 0 {
+            // A unary step first, on the full-size input.
+            unary(&mut xml, &mut edges, &mut rng, RELU_IDS + 100, 0);
+            prev = RELU_IDS + 100;
+        }
         for l in 0..layers {
             let id = params.len() + l;
             let other = 1 + l;
@@ -482,19 +546,10 @@ fn chains_over_long_broadcast_runs_match_layer_by_layer() {
             edges.push((x, port(x, params.len()), id, 0));
             edges.push((y, port(y, params.len()), id, 1));
             prev = id;
-            // Now and then a Relu after the step: the group is then no chain in registers but
-            // goes tile by tile, where operands within one run are read in place.
+            // Now and then a unary layer after the step.
             if rng.below(3) == 0 {
-                let relu = RELU_IDS + l;
-                writeln!(
-                    xml,
-                    "<layer id=\"{relu}\" name=\"relu{l}\" type=\"Relu\" version=\"opset1\"><input><port id=\"0\" precision=\"FP32\">{}</port></input><output><port id=\"1\" precision=\"FP32\">{}</port></output></layer>",
-                    dims(&full),
-                    dims(&full)
-                )
-                .unwrap();
-                edges.push((id, 2, relu, 0));
-                prev = relu;
+                unary(&mut xml, &mut edges, &mut rng, RELU_IDS + l, id);
+                prev = RELU_IDS + l;
             }
         }
         let last = params.len() + layers;
@@ -520,7 +575,17 @@ fn chains_over_long_broadcast_runs_match_layer_by_layer() {
         let inputs: Vec<(String, Tensor)> = params
             .iter()
             .enumerate()
-            .map(|(p, s)| (format!("p{p}"), tensor(&mut rng, "f32", s)))
+            .map(|(p, s)| {
+                let t = tensor(&mut rng, "f32", s);
+                (
+                    format!("p{p}"),
+                    if p == 0 {
+                        with_specials(t, &mut rng)
+                    } else {
+                        t
+                    },
+                )
+            })
             .collect();
         let shared: Vec<(String, std::sync::Arc<Tensor>)> = inputs
             .iter()

@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::graph::{Graph, Src as Source};
 use crate::memory::Budget;
 use crate::ops::EvalError;
-use crate::ops::binary::{ArithOp, Fusable, step_kernel};
+use crate::ops::binary::{Fusable, step_kernel};
 use crate::ops::kernel::{self, Link, Operand, Step, StepKernel};
 use crate::tensor::{Element, Tensor, Value};
 
@@ -269,11 +269,17 @@ fn links(steps: &[Step], kinds: &[&dyn Fusable]) -> Option<Vec<Link>> {
         .map(|(k, (s, kind))| {
             let acc_first = match (s.x, s.y) {
                 (Operand::Leaf(_), Operand::Leaf(_)) if k == 0 => true,
+                // A unary step reads its one input twice: the running value.
+                (Operand::Step(i), Operand::Step(j))
+                    if i == j && j + 1 == k && kind.data_inputs() == 1 =>
+                {
+                    true
+                }
                 (Operand::Step(j), Operand::Leaf(_)) if j + 1 == k => true,
                 (Operand::Leaf(_), Operand::Step(j)) if j + 1 == k => false,
                 _ => return None,
             };
-            let op: ArithOp = kind.chain_op()?;
+            let op = kind.chain_op()?;
             Some(Link {
                 op,
                 other_is_a: !acc_first,

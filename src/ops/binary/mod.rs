@@ -274,9 +274,9 @@ pub trait Fusable: Send + Sync {
     /// [`step_kernel`].
     fn kernel_for(&self, ty: ElementType) -> Option<Box<dyn Any>>;
 
-    /// The op as a step of a register-held chain of floats (every member of the family can
-    /// be one).
-    fn chain_op(&self) -> Option<ArithOp>;
+    /// The op as a step of a register-held chain of floats: every member of the arithmetic
+    /// family whose row chains, and the exact unary ops.
+    fn chain_op(&self) -> Option<kernel::ChainOp>;
 
     /// How many inputs the op combines: 2 (binary), or 1 (unary: its step's two operands are
     /// the same value). A layer with other inputs besides (a unary op's parameters) is not
@@ -441,8 +441,8 @@ impl<K: Arith> Fusable for Binary<K> {
         }, _ => None)
     }
 
-    fn chain_op(&self) -> Option<ArithOp> {
-        K::CHAINS.then(|| self.op.into())
+    fn chain_op(&self) -> Option<kernel::ChainOp> {
+        K::CHAINS.then(|| kernel::ChainOp::Arith(self.op.into()))
     }
 }
 

@@ -11,13 +11,41 @@ use super::{Out, Src};
 use crate::broadcast::{Cursor, Plan};
 use crate::num::Float;
 use crate::ops::binary::{ArithOp, ArithVisitor};
+use crate::ops::unary::UnaryLink;
 use crate::tensor::Element;
 
+/// The op of one step of a linear chain: a binary op of the arithmetic family, or an exact
+/// unary op (Relu, Abs, Clamp, Floor…), which has no other operand.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ChainOp {
+    Arith(ArithOp),
+    Unary(UnaryLink),
+}
+
+impl ChainOp {
+    /// Calls `v` with the op's float rule (a unary op's ignores its second operand); the
+    /// choice of op is made here, once, and `v`'s loop is compiled for each op.
+    #[inline(always)]
+    pub fn visit<F: Float, V: ArithVisitor<F>>(self, v: V) -> V::Out {
+        match self {
+            ChainOp::Arith(op) => op.visit(v),
+            ChainOp::Unary(op) => op.visit(v),
+        }
+    }
+}
+
+impl From<ArithOp> for ChainOp {
+    fn from(op: ArithOp) -> ChainOp {
+        ChainOp::Arith(op)
+    }
+}
+
 /// How one step of a linear chain combines the running value `acc` with its other operand `v`:
-/// `acc op v`, or `v op acc` when the other operand is the step's input A.
+/// `acc op v`, or `v op acc` when the other operand is the step's input A. A unary step has
+/// no other operand: it applies its op to `acc`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Link {
-    pub op: ArithOp,
+    pub op: ChainOp,
     /// Whether the step's other operand is its input A (the running value is B).
     pub other_is_a: bool,
 }
@@ -26,6 +54,11 @@ impl Link {
     /// Whether the step's other operand is its input A (the running value is B).
     pub fn other_is_a(self) -> bool {
         self.other_is_a
+    }
+
+    /// Whether the step is a unary op (it reads no other operand).
+    pub fn unary(self) -> bool {
+        matches!(self.op, ChainOp::Unary(_))
     }
 }
 
@@ -375,17 +408,17 @@ fn chain<T: Float>(
     }
 }
 
-/// The operands a linear chain reads besides its running value, with their steps: step 0's A
-/// (its first operand), then each step's other operand (A or B as its link says), as
-/// `(step, (first, operand))`.
+/// The operands a linear chain reads: step 0's A (its first operand, the running value's
+/// start), then each step's other operand (A or B as its link says; `None` for a unary step,
+/// which reads none), as `(step, (first, operand))`.
 pub(crate) fn chain_feeds<'s>(
     steps: &'s [Step],
     links: &'s [Link],
-) -> impl Iterator<Item = (&'s Step, (bool, Operand))> {
-    let head = steps.first().map(|s| (s, (true, s.x)));
+) -> impl Iterator<Item = (&'s Step, Option<(bool, Operand)>)> {
+    let head = steps.first().map(|s| (s, Some((true, s.x))));
     head.into_iter()
         .chain(steps.iter().zip(links).map(|(s, link)| {
             let a = link.other_is_a();
-            (s, (a, if a { s.x } else { s.y }))
+            (s, (!link.unary()).then_some((a, if a { s.x } else { s.y })))
         }))
 }

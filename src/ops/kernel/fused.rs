@@ -186,13 +186,14 @@ pub fn fused<T: Element>(
     let by_segments = gathers
         && alias.is_none()
         && chain.is_some_and(|(_, links)| {
-            chain_feeds(steps, links).all(|(step, (_, side))| match side {
-                Operand::Leaf(l) => {
+            chain_feeds(steps, links).all(|(step, side)| match side {
+                None => true,
+                Some((_, Operand::Leaf(l))) => {
                     leaves[l].len() == n
                         || leaves[l].len() == 1
                         || step.plan.dims().last().is_some_and(|&d| d >= RUN_MIN)
                 }
-                Operand::Step(_) => false,
+                Some((_, Operand::Step(_))) => false,
             })
         });
     // An output far larger than the caches, and not read just before (as a reused leaf is),
@@ -464,7 +465,13 @@ impl<T: Element> Group<'_, T> {
                 .zip(links)
                 .zip(bufs.iter_mut())
                 .map(|((step, &link), buf)| {
-                    (link, self.operand(step, link.other_is_a(), &tile, buf))
+                    let v = if link.unary() {
+                        // Not read.
+                        Src::Repeat(T::default())
+                    } else {
+                        self.operand(step, link.other_is_a(), &tile, buf)
+                    };
+                    (link, v)
                 })
                 .collect();
             let o = Out {
@@ -480,13 +487,16 @@ impl<T: Element> Group<'_, T> {
     }
 
     /// How a chain reads operand A (`first`) or B of `step` over a chunk from output element
-    /// `start`, run by run.
+    /// `start`, run by run (a unary step's, `None`: a value it does not read).
     fn feed<'a>(
         &'a self,
         step: &'a Step,
-        (first, operand): (bool, Operand),
+        side: Option<(bool, Operand)>,
         start: usize,
     ) -> Feed<'a, T> {
+        let Some((first, operand)) = side else {
+            return Feed::One(T::default());
+        };
         let leaf = match operand {
             Operand::Leaf(l) => self.leaves[l],
             // Not for a chain's feeds (`by_segments` checks); an empty run.

@@ -18,8 +18,9 @@
 //!   that fails;
 //! * [`chain`]: linear chains of float steps evaluated in registers.
 //!
-//! Nothing here knows an op: ops pass their loops in, and chains apply the arithmetic family's
-//! [`ArithOp`](crate::ops::binary::ArithOp).
+//! Nothing here knows an op: ops pass their loops in, and chains apply a [`ChainOp`]: the
+//! arithmetic family's [`ArithOp`](crate::ops::binary::ArithOp) or an exact unary op
+//! ([`UnaryLink`](crate::ops::unary::UnaryLink)).
 
 pub mod chain;
 pub mod fused;
@@ -28,7 +29,7 @@ pub mod simd;
 
 use std::mem::MaybeUninit;
 
-pub use chain::{Chain, ChainFns, Link};
+pub use chain::{Chain, ChainFns, ChainOp, Link};
 pub use fused::{Failure, Operand, Step, StepKernel, binary, fused};
 pub use narrow::{Narrow, through_f32};
 pub use simd::vectorised;
@@ -347,7 +348,7 @@ pub(crate) unsafe fn filled<T>(buf: &[MaybeUninit<T>], len: usize) -> &[T] {
 mod tests {
     use half::f16;
 
-    use super::chain::{Chain, Link};
+    use super::chain::{Chain, ChainOp, Link};
     use super::simd::{stream_copy, stream_fence};
     use super::*;
     use crate::broadcast::{AutoBroadcast, Plan};
@@ -356,19 +357,19 @@ mod tests {
     use crate::ops::binary::arith::{Divide, Subtract};
 
     const SUB: Link = Link {
-        op: ArithOp::Subtract(Subtract),
+        op: ChainOp::Arith(ArithOp::Subtract(Subtract)),
         other_is_a: false,
     };
     const SUB_FROM: Link = Link {
-        op: ArithOp::Subtract(Subtract),
+        op: ChainOp::Arith(ArithOp::Subtract(Subtract)),
         other_is_a: true,
     };
     const DIV: Link = Link {
-        op: ArithOp::Divide(Divide { pythondiv: true }),
+        op: ChainOp::Arith(ArithOp::Divide(Divide { pythondiv: true })),
         other_is_a: false,
     };
     const DIV_INTO: Link = Link {
-        op: ArithOp::Divide(Divide { pythondiv: true }),
+        op: ChainOp::Arith(ArithOp::Divide(Divide { pythondiv: true })),
         other_is_a: true,
     };
 
@@ -488,8 +489,8 @@ mod tests {
                         let x = a[if r.a_step { r.a + i } else { r.a }];
                         let y = b[if r.b_step { r.b + i } else { r.b }];
                         want[r.start + i] = match (link.op, link.other_is_a) {
-                            (ArithOp::Subtract(_), false) => x - y,
-                            (ArithOp::Subtract(_), true) => y - x,
+                            (ChainOp::Arith(ArithOp::Subtract(_)), false) => x - y,
+                            (ChainOp::Arith(ArithOp::Subtract(_)), true) => y - x,
                             (_, false) => x / y,
                             (_, true) => y / x,
                         };

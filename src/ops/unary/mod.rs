@@ -33,7 +33,8 @@ use std::any::Any;
 use std::fmt;
 use std::mem::MaybeUninit;
 
-use super::binary::{ArithOp, Fusable};
+use super::binary::Fusable;
+use super::kernel::ChainOp;
 use super::kernel::{self, Out, RunResult, Src, StepKernel};
 use super::{Arity, AttrError, Attrs, ElemError, EvalCx, EvalError, InferCx, Op, OpDef};
 use crate::broadcast::AutoBroadcast;
@@ -41,6 +42,7 @@ use crate::dtype::ElementType;
 use crate::num::{Cast, Float, Int, Num};
 use crate::shape::TensorType;
 use crate::tensor::{Element, Tensor, TypeSet};
+pub use table::UnaryLink;
 
 /// One row of the unary family: an op's own rules.
 pub trait Unary: Copy + fmt::Debug + PartialEq + Send + Sync + 'static {
@@ -65,6 +67,13 @@ pub trait Unary: Copy + fmt::Debug + PartialEq + Send + Sync + 'static {
 
     /// The integer rule (never called for a type outside [`TYPES`](Unary::TYPES)).
     fn int<T: Int>(self, x: T) -> Result<T, ElemError>;
+
+    /// The op as a step of a register-held chain of floats: the [`EXACT`](Unary::EXACT) ops,
+    /// whose float rule is a few IEEE operations in the type itself (as their kernel computes
+    /// it).
+    fn link(self) -> Option<UnaryLink> {
+        None
+    }
 
     /// The float rule, in the float type.
     fn float<F: Float>(self, x: F) -> F;
@@ -167,7 +176,7 @@ macro_rules! unary_table {
     (
         rows {$(
             $(#[$doc:meta])*
-            $ty:ident $const:ident: $name:literal-$version:literal, $types:ident, exact: $exact:literal,
+            $ty:ident $const:ident: $name:literal-$version:literal, $types:ident, exact: $exact:tt,
                 int |$x:ident| $int:expr,
                 float |$fx:ident| $float:expr
                 $(, vector |$vx:ident| $vector:expr)?
@@ -177,6 +186,7 @@ macro_rules! unary_table {
                 $(, double |$dx:ident| $double:expr)?;
         )*}
         own { $($own:ident),* $(,)? }
+        own_links { $($own_link:ident),* $(,)? }
     ) => {
         $(
             $(#[$doc])*
@@ -197,6 +207,10 @@ macro_rules! unary_table {
                 #[allow(unused_variables)]
                 fn int<T: Int>(self, $x: T) -> Result<T, ElemError> {
                     $int
+                }
+
+                fn link(self) -> Option<$crate::ops::unary::UnaryLink> {
+                    $crate::ops::unary::row_link!($exact, $ty, self)
                 }
 
                 #[inline(always)]
@@ -253,9 +267,54 @@ macro_rules! unary_table {
 
         /// Every member's definition, for the registry.
         pub const FAMILY: &[&OpDef] = &[$(&$const,)* $(&UnaryOp::<$own>::DEF,)*];
+
+        $crate::ops::unary::links! { @acc [] $(($ty $exact))* $(($own_link true))* }
     };
 }
 pub(crate) use unary_table;
+
+/// The `Some(link)` of an exact row, `None` for the others ([`Unary::link`]).
+macro_rules! row_link {
+    (true, $ty:ident, $k:expr) => {
+        Some(UnaryLink::$ty($k))
+    };
+    (false, $ty:ident, $k:expr) => {
+        None
+    };
+}
+pub(crate) use row_link;
+
+/// [`UnaryLink`], the enum of the exact members (`(Row exact)` pairs, the others dropped).
+macro_rules! links {
+    (@acc [$($done:ident)*]) => {
+        /// An exact member of the family, as a register-held chain of floats carries it.
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub enum UnaryLink {
+            $($done($done),)*
+        }
+
+        impl UnaryLink {
+            /// Calls `v` with this op's float rule, as a rule of two operands that ignores its
+            /// second.
+            #[inline(always)]
+            pub fn visit<F: Float, V: ArithVisitor<F>>(self, v: V) -> V::Out {
+                match self {
+                    $(UnaryLink::$done(k) => v.visit(
+                        #[inline(always)]
+                        move |a, _| k.float(a),
+                    ),)*
+                }
+            }
+        }
+    };
+    (@acc [$($done:ident)*] ($ty:ident true) $($rest:tt)*) => {
+        $crate::ops::unary::links! { @acc [$($done)* $ty] $($rest)* }
+    };
+    (@acc [$($done:ident)*] ($ty:ident false) $($rest:tt)*) => {
+        $crate::ops::unary::links! { @acc [$($done)*] $($rest)* }
+    };
+}
+pub(crate) use links;
 
 /// An element type the unary family computes with: how a row's rules apply to it.
 pub trait UnaryElem: Element {
@@ -873,8 +932,8 @@ impl<K: Unary> Fusable for UnaryOp<K> {
         }, _ => None)
     }
 
-    fn chain_op(&self) -> Option<ArithOp> {
-        None
+    fn chain_op(&self) -> Option<ChainOp> {
+        self.op.link().map(ChainOp::Unary)
     }
 
     fn data_inputs(&self) -> usize {

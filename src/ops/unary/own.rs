@@ -17,8 +17,8 @@
 
 use super::double::{GELU_K, SQRT_2_OVER_PI};
 use super::{
-    Unary, double, double_lanes_map, double_map, f32_rule, lanes_map, no_int, single, vector,
-    vector_map,
+    Unary, UnaryLink, double, double_lanes_map, double_map, f32_rule, lanes_map, no_int, single,
+    vector, vector_map,
 };
 use crate::num::{Float, Int, Num};
 use crate::ops::kernel::{Out, Src};
@@ -48,6 +48,10 @@ impl Unary for Clamp {
     const VERSION: u32 = 1;
     const TYPES: TypeSet = TypeSet::NUMERIC;
     const EXACT: bool = true;
+
+    fn link(self) -> Option<UnaryLink> {
+        Some(UnaryLink::Clamp(self))
+    }
 
     fn parse(a: &Attrs) -> Result<Self, Vec<AttrError>> {
         let min = a.parse_required("min", parse_f64);
@@ -364,6 +368,10 @@ impl Unary for Round {
     const VERSION: u32 = 5;
     const TYPES: TypeSet = TypeSet::NUMERIC;
     const EXACT: bool = true;
+
+    fn link(self) -> Option<UnaryLink> {
+        Some(UnaryLink::Round(self))
+    }
 
     fn parse(a: &Attrs) -> Result<Self, Vec<AttrError>> {
         let half_to_even = a

@@ -25,6 +25,7 @@
 
 use super::{Unary, UnaryOp, double, no_int, single, unary_table};
 use crate::num::{Float, Int};
+use crate::ops::binary::ArithVisitor;
 use crate::ops::{AttrError, Attrs, ElemError, OpDef};
 use crate::tensor::TypeSet;
 
@@ -163,6 +164,8 @@ unary_table! {
             double |x| double::mish(x);
     }
     own { Clamp, Elu, Gelu, Gelu7, Round, Swish, Selu, HardSigmoid }
+    // The exact ones among them (their `Unary::link`).
+    own_links { Clamp, Round }
 }
 
 /// The square root of an integer rounded to the nearest integer, halves up (a negative
