@@ -5,13 +5,13 @@
 //! vectorised loop runs their lane forms and takes the full form for the elements those do not
 //! cover, and Gelu's second part on the lanes gathered from a block, so blocks that mix them
 //! are among the inputs) or its float rule in f64, rounded once (Gelu's tanh form, whose f64
-//! vector forms must reproduce it). `cargo bench --bench accuracy
+//! vector forms must reproduce it; SoftPlus, Mish, Elu and Selu likewise). `cargo bench --bench accuracy
 //! -- --exhaustive` checks all 2^32 inputs against the exact results.
 
 use ndarray::{ArrayD, IxDyn};
 use ovir::Element;
-use ovir::ops::unary::own::{Gelu, Gelu7, Swish};
-use ovir::ops::unary::table::{Erf, Exp, Sigmoid, Tanh};
+use ovir::ops::unary::own::{Elu, Gelu, Gelu7, Selu, Swish};
+use ovir::ops::unary::table::{Erf, Exp, Mish, Sigmoid, SoftPlus, Tanh};
 use ovir::ops::unary::{Unary, UnaryOp};
 
 /// Inputs: every 4093rd bit pattern, the specials, and dense runs around the points where
@@ -79,6 +79,12 @@ fn inputs() -> Vec<f32> {
         2.5,
         12.0,
         2.350_989e-38,
+        // SoftPlus's logarithm switches to w/2 where e^-|x| = √2 − 1; Mish's ends (20, −700),
+        // where x·e^x leaves the f32 range.
+        0.881_373_6,
+        700.5,
+        745.0,
+        103.0,
     ] {
         for s in [edge, -edge] {
             let b = s.to_bits();
@@ -159,6 +165,24 @@ fn gelu() {
     check(Gelu);
     check(Gelu7 { tanh: false });
     check(Gelu7 { tanh: true });
+}
+
+/// SoftPlus, Mish, Elu and Selu through their f64 vector forms.
+#[test]
+fn softplus_mish_elu_selu() {
+    check(SoftPlus);
+    check(Mish);
+    for alpha in [1.0, 0.3, 2.5, 0.0, -1.0, 1e300, f64::INFINITY, f64::NAN] {
+        check(Elu { alpha });
+    }
+    for (alpha, lambda) in [
+        (1.673_263_242_354_377_3, 1.050_700_987_355_480_5),
+        (2.0, 0.5),
+        (1e200, 1e200),
+        (-1.0, 3.0),
+    ] {
+        check(Selu { alpha, lambda });
+    }
 }
 
 /// The repeated-value path (a broadcast scalar) and a block boundary agree with the rest.

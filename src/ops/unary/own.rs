@@ -121,6 +121,13 @@ impl Unary for Elu {
         }
     }
 
+    const VECTOR: bool = true;
+
+    #[inline(always)]
+    fn vector(self, x: f64) -> f64 {
+        vector::elu(x, self.alpha, 1.0)
+    }
+
     #[inline(always)]
     fn double(self, x: f64) -> f64 {
         // Both sides computed, then chosen (a select keeps the loop vectorised).
@@ -517,6 +524,14 @@ impl Unary for Selu {
         } else {
             lambda * F::of_f64(self.alpha) * x.exp_m1()
         }
+    }
+
+    const VECTOR: bool = true;
+
+    /// λα rounded once, as the float rule's `λ · α` is.
+    #[inline(always)]
+    fn vector(self, x: f64) -> f64 {
+        vector::elu(x, self.lambda * self.alpha, self.lambda)
     }
 
     #[inline(always)]

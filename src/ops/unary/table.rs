@@ -23,7 +23,7 @@
 //!   and rounded once, rewritten where the textbook formula loses digits (SoftPlus as
 //!   `max(x, 0) + log1p(exp(−|x|))`, Gelu with `erfc` where `1 + erf` cancels).
 
-use super::{Unary, UnaryOp, double, no_int, single, unary_table};
+use super::{Unary, UnaryOp, double, no_int, single, unary_table, vector};
 use crate::num::{Float, Int};
 use crate::ops::binary::ArithVisitor;
 use crate::ops::{AttrError, Attrs, ElemError, OpDef};
@@ -152,7 +152,8 @@ unary_table! {
         /// SoftPlus-4: `ln(1 + e^x)`.
         SoftPlus SOFTPLUS: "SoftPlus"-4, FLOAT, exact: false,
             int |x| no_int(),
-            float |x| softplus(x);
+            float |x| softplus(x),
+            vector |x| vector::softplus(x);
         /// SoftSign-9: `x / (1 + |x|)`.
         SoftSign SOFTSIGN: "SoftSign"-9, FLOAT, exact: false,
             int |x| no_int(),
@@ -161,6 +162,7 @@ unary_table! {
         Mish MISH: "Mish"-4, FLOAT, exact: false,
             int |x| no_int(),
             float |x| times(x, softplus(x).tanh()),
+            vector |x| vector::mish(x),
             double |x| double::mish(x);
     }
     own { Clamp, Elu, Gelu, Gelu7, Round, Swish, Selu, HardSigmoid }

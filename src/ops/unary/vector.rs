@@ -1,5 +1,6 @@
 //! Branch-free double-precision forms of the transcendental rules, for f32 data: Gelu's tanh
-//! form, and the exponential and sigmoid it is built from. Each is straight-line arithmetic
+//! form, SoftPlus, Mish, Elu and Selu, and the exponential, `e^t − 1`, sigmoid and
+//! `ln(1 + u)` they are built from. Each is straight-line arithmetic
 //! (no calls, no branches, selects instead) that the compiler vectorises, accurate to far
 //! better than
 //! [`BOUND`] relative to the exact value. [`settle`] rounds such a value to f32 and says
@@ -127,6 +128,85 @@ pub fn gelu_tanh(x: f64) -> f64 {
     }
 }
 
+/// `e^t − 1` for t ≤ 0: `2^n p + (2^n − 1)`, one rounding; for n = 0 that is `p` itself (no
+/// cancellation near 0), and below −ln2/2 the result is at least 0.29 in size. `t = −0`
+/// gives +0 (callers that must keep the sign handle zero themselves).
+#[inline(always)]
+pub fn expm1_neg(t: f64) -> f64 {
+    let t = if t < -708.0 { -708.0 } else { t };
+    let (s, p) = exp_parts(t);
+    s.mul_add(p, s - 1.0)
+}
+
+/// `α (e^x − 1)` for x < 0 and `x` above (Elu, α its attribute; Selu with α the product λα,
+/// the positive side scaled by λ): the zeros are `α · ±0`, as the float rule gives.
+#[inline(always)]
+pub fn elu(x: f64, alpha: f64, lambda: f64) -> f64 {
+    let neg = alpha * expm1_neg(if x < 0.0 { x } else { 0.0 });
+    if x < 0.0 {
+        neg
+    } else if x == 0.0 {
+        alpha * x
+    } else {
+        lambda * x
+    }
+}
+
+/// `1 / (2k + 1)` for k = 0…10: `ln m = 2s Σ s^2k / (2k + 1)`, s = (m − 1)/(m + 1), truncated
+/// below 2^-53 relatively for |s| ≤ 0.1716 (m within a factor √2 of 1).
+const ATANH: [f64; 11] = [
+    1.0,
+    1.0 / 3.0,
+    1.0 / 5.0,
+    1.0 / 7.0,
+    1.0 / 9.0,
+    1.0 / 11.0,
+    1.0 / 13.0,
+    1.0 / 15.0,
+    1.0 / 17.0,
+    1.0 / 19.0,
+    1.0 / 21.0,
+];
+
+/// `ln(1 + u)` for 0 ≤ u ≤ 1: `w = 1 + u` and its rounding error `c` (exact: w ≥ u), then
+/// `ln w + c / w`, with `ln w` from [`ATANH`] on w or w/2 (whichever is within √2 of 1, so
+/// that `m − 1` is exact) plus ln 2 for the half.
+#[inline(always)]
+pub fn log1p_unit(u: f64) -> f64 {
+    let w = 1.0 + u;
+    let c = u - (w - 1.0);
+    let half = w > std::f64::consts::SQRT_2;
+    let m = if half { w * 0.5 } else { w };
+    let s = (m - 1.0) / (m + 1.0);
+    let ln_m = (2.0 * s) * poly(s * s, &ATANH);
+    let k = if half { std::f64::consts::LN_2 } else { 0.0 };
+    k + ln_m + c / w
+}
+
+/// `ln(1 + e^x) = max(x, 0) + ln(1 + e^−|x|)` (SoftPlus): no cancellation on either side.
+#[inline(always)]
+pub fn softplus(x: f64) -> f64 {
+    let m = if x > 0.0 { x } else { 0.0 };
+    m + log1p_unit(exp(-x.abs()))
+}
+
+/// `x · tanh(ln(1 + e^x)) = x · N / (N + 2)`, N = z (z + 2), z = e^x (Mish): no logarithm.
+/// Above 20 the factor is 1 within 2^-56 (x itself); below −700 the result is far below the
+/// f32 range (a zero of x's sign, as for x = −∞).
+#[inline(always)]
+pub fn mish(x: f64) -> f64 {
+    let z = exp(at_most(x, 20.0));
+    let n = z * (z + 2.0);
+    let y = x * (n / (n + 2.0));
+    if x > 20.0 {
+        x
+    } else if x < -700.0 {
+        0.0f64.copysign(x)
+    } else {
+        y
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,7 +232,7 @@ mod tests {
         // within the bound with room to spare.
         let tight = 1.0 / (1u64 << 46) as f64;
         type Case = (&'static str, fn(f64) -> f64, fn(f64) -> f64, f32, f32);
-        let cases: [Case; 2] = [
+        let cases: [Case; 9] = [
             ("exp", exp, libm::exp, -103.0, 88.7),
             (
                 "sigmoid",
@@ -160,6 +240,31 @@ mod tests {
                 |t| 1.0 / (1.0 + libm::exp(-t)),
                 -100.0,
                 100.0,
+            ),
+            ("expm1", expm1_neg, libm::expm1, -800.0, 0.0),
+            ("expm1 near 0", expm1_neg, libm::expm1, -1e-3, 0.0),
+            ("log1p", log1p_unit, libm::log1p, 0.0, 1.0),
+            ("log1p near 0", log1p_unit, libm::log1p, 0.0, 1e-6),
+            (
+                "softplus",
+                softplus,
+                |x| x.max(0.0) + libm::log1p(libm::exp(-x.abs())),
+                -700.0,
+                100.0,
+            ),
+            (
+                "mish",
+                mish,
+                |x| x * libm::tanh(libm::log1p(libm::exp(x))),
+                -100.0,
+                30.0,
+            ),
+            (
+                "mish near 0",
+                mish,
+                |x| x * libm::tanh(libm::log1p(libm::exp(x))),
+                -1e-3,
+                1e-3,
             ),
         ];
         for (name, f, r, lo, hi) in cases {
@@ -181,6 +286,13 @@ mod tests {
             (-0.0f64).to_bits()
         );
         assert!(times_sigmoid(f64::INFINITY, f64::NAN).is_nan());
+        assert_eq!(softplus(f64::INFINITY), f64::INFINITY);
+        assert_eq!(softplus(f64::NEG_INFINITY) as f32, 0.0);
+        assert_eq!(mish(f64::INFINITY), f64::INFINITY);
+        assert_eq!(mish(f64::NEG_INFINITY).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(elu(-0.0, 1.0, 1.0).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(elu(f64::NEG_INFINITY, 2.0, 1.0), -2.0);
+        assert_eq!(elu(f64::INFINITY, 2.0, 3.0), f64::INFINITY);
     }
 
     #[test]
