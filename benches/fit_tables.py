@@ -13,12 +13,11 @@ one at a time from the constant term, the rest refitted after each. References f
 40 digits. Prints each table's largest relative error over the nodes.
 
 Erf: 16 intervals of width W = 0.255 centred on m_i = i W (the first from 0: m_0 = 0).
-Gelu's factor Phi (the normal distribution), 32 intervals:
-  0..13   x >= 0:            Phi(x),  width 0.44 centred on i * 0.44;
-  14..18  x < 0, u = -x < 1.5: Phi(-u), width 0.4 centred on j * 0.4;
-  19..31  u >= 1.5:           H(u) = u Phi(-u) e^(u^2/2) (so that Gelu(x) = -e^(-u^2/2) H(u)),
-                             on quarter octaves [1.5, 1.75), [1.75, 2), [2, 2.5), ... [12, 14)
-                             (the index from u's bit pattern), centred on their midpoints.
+Gelu (erf form): H(u) = u Phi(-u) e^(u^2/2) for u = |x| (Phi the normal distribution), so that
+Gelu(x) = -e^(-u^2/2) H(u) for x < 0 and x - e^(-u^2/2) H(u) for x >= 0; 16 intervals:
+  0..3   width 0.5 centred on 0, 0.5, 1, 1.5 (the index round(2u); the last [1.25, 1.5));
+  4..15  quarter octaves [1.5, 1.75), [1.75, 2), [2, 2.5), ... [10, 12) (the index from u's bit
+         pattern), centred on their midpoints.
 """
 
 import sys
@@ -77,27 +76,17 @@ def erf_rows():
     return [piece(F, dF, max(0.0, (i - 0.5) * w), (i + 0.5) * w, f32(i * w)) for i in range(16)]
 
 
-def gelu_rows():
-    """Gelu's form for x >= -1.5 (degree 6): Phi(x) for x >= 0 on 11 intervals, Phi(-u) for
-    u = -x < 1.5 on 4 (the 16th entry repeats the 15th)."""
-    rows = []
-    for i in range(11):
-        rows.append(piece(mp.ncdf, mp.npdf, max(0.0, (i - 0.5) * 0.59), (i + 0.5) * 0.59, f32(i * 0.59), 6))
-    neg = lambda u: mp.ncdf(-u)
-    dneg = lambda u: -mp.npdf(u)
-    for j in range(4):
-        rows.append(piece(neg, dneg, max(0.0, (j - 0.5) * 0.5), min(1.5, (j + 0.5) * 0.5), f32(j * 0.5), 6))
-    return rows + rows[-1:]
-
-
-def gelu_h_rows():
-    """Gelu's form for x < -1.5: H(u) = u Phi(-u) e^(u^2/2) on quarter octaves of u (the last
-    three entries repeat the 13th)."""
+def gelu_h_rows(degree):
+    """Gelu's form: H(u) = u Phi(-u) e^(u^2/2), u = |x|, so that Gelu(x) = -e^(-u^2/2) H(u) for
+    x < 0 and x - e^(-u^2/2) H(u) for x >= 0: on intervals of 0.5 centred on 0, 0.5, 1, 1.5
+    below 1.5 (the index round(2u)) and on quarter octaves from 1.5 to 12."""
     H = lambda u: u * mp.ncdf(-u) * mp.exp(u * u / 2)
     dH = lambda u: mp.diff(H, u)
-    edges = [1.5, 1.75, 2, 2.5, 3, 3.5, 4, 5, 6, 7, 8, 10, 12, 14]
-    rows = [piece(H, dH, lo, hi, f32((lo + hi) / 2)) for lo, hi in zip(edges, edges[1:])]
-    return rows + rows[-1:] * 3
+    rows = [piece(H, dH, max(0.0, (j - 0.5) * 0.5), min(1.5, (j + 0.5) * 0.5), j * 0.5, degree)
+            for j in range(4)]
+    edges = [1.5, 1.75, 2, 2.5, 3, 3.5, 4, 5, 6, 7, 8, 10, 12]
+    rows += [piece(H, dH, lo, hi, f32((lo + hi) / 2), degree) for lo, hi in zip(edges, edges[1:])]
+    return rows
 
 
 def rust(name, doc, rows):
@@ -140,11 +129,10 @@ def main():
     ]
     text = "\n".join(header) + "\n" + "\n\n".join([
         rust("ERF", ["Erf on 16 intervals of width 0.255 centred on i · 0.255 (R of degree 5)."], erf_rows()),
-        rust("GELU", ["Gelu's factor Φ for x ≥ −1.5 (R of degree 6): 0..10 Φ(x) for x ≥ 0 (width 0.59,",
-                      "centred on i · 0.59), 11..14 Φ(−u) for u = −x < 1.5 (width 0.5, centred on j · 0.5);",
-                      "15 repeats 14."], gelu_rows()),
-        rust("GELU_H", ["Gelu's H(u) = u Φ(−u) e^(u²/2) for u = −x ≥ 1.5 (R of degree 5), on quarter octaves",
-                        "1.5, 1.75, 2, 2.5, … 12, 14; 13..15 repeat 12."], gelu_h_rows()),
+        rust("GELU_H", ["Gelu's H(u) = u Φ(−u) e^(u²/2) for u = |x| (R of degree 6): 0..3 on intervals of 0.5",
+                        "centred on 0, 0.5, 1, 1.5 (the last [1.25, 1.5)); 4..15 on quarter octaves 1.5, 1.75,",
+                        "2, 2.5, … 10, 12."],
+             gelu_h_rows(6)),
     ]) + "\n"
     (ROOT / "src/ops/unary/piecewise.rs").write_text(text)
 

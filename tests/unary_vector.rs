@@ -3,8 +3,7 @@
 //! values next to each row's thresholds. The scalar rule is the row's single-precision form
 //! evaluated one element at a time (Exp, Sigmoid, Swish, Tanh, Erf, Gelu's erf form: the
 //! vectorised loop runs their lane forms and takes the full form for the elements those do not
-//! cover, and Gelu's second part on the lanes gathered from a block, so blocks that mix them
-//! are among the inputs) or its float rule in f64, rounded once (Gelu's tanh form, whose f64
+//! cover) or its float rule in f64, rounded once (Gelu's tanh form, whose f64
 //! vector forms must reproduce it; SoftPlus, Mish, Elu and Selu likewise). `cargo bench --bench accuracy
 //! -- --exhaustive` checks all 2^32 inputs against the exact results.
 
@@ -67,17 +66,17 @@ fn inputs() -> Vec<f32> {
         3.95,
         0.1275,
         1.4025,
-        // Gelu: its parts, clamp, the range of the second part, the intervals' ends (0.59,
-        // 0.5 wide; quarter octaves from 1.5) and where x/2 becomes subnormal.
+        // Gelu: its clamp and lowest input (12), the intervals' ends (0.5 wide below 1.5,
+        // quarter octaves from 1.5) and where x/2 becomes subnormal.
         1.5,
-        5.9,
-        13.0,
+        12.0,
         14.5,
-        0.295,
         0.25,
+        0.75,
+        1.25,
         1.75,
         2.5,
-        12.0,
+        10.0,
         2.350_989e-38,
         // SoftPlus's logarithm switches to w/2 where e^-|x| = √2 − 1; Mish's ends (20, −700),
         // where x·e^x leaves the f32 range.

@@ -33,30 +33,8 @@ pub trait Lanes:
     fn le(self, b: Self) -> Self::Mask;
     /// Every flag set.
     fn always() -> Self::Mask;
-    /// No flag set.
-    fn never() -> Self::Mask;
-    /// The flags flipped.
-    fn not(m: Self::Mask) -> Self::Mask;
-    /// How many flags are set.
-    fn count(m: Self::Mask) -> usize;
-    /// Whether [`compress`](Lanes::compress) and [`expand`](Lanes::expand) are single
-    /// instructions (AVX-512), so that a form can be run on only the lanes that need it.
-    const COMPRESS: bool = false;
-    /// Stores the lanes whose flag is set to `p`, `p[0]` onwards in lane order (and may write
-    /// anything to the rest of `p[..N]`).
-    ///
-    /// # Safety
-    /// `p` must be writable for `N` f32.
-    unsafe fn compress(self, m: Self::Mask, p: *mut f32);
-    /// The lanes whose flag is set replaced by `p[0]`, `p[1]`, … in lane order.
-    ///
-    /// # Safety
-    /// `p` must be readable for `N` f32.
-    unsafe fn expand(self, m: Self::Mask, p: *const f32) -> Self;
     /// Both flags.
     fn both(a: Self::Mask, b: Self::Mask) -> Self::Mask;
-    /// Either flag.
-    fn or(a: Self::Mask, b: Self::Mask) -> Self::Mask;
     /// Whether every lane's flag is set.
     fn all(m: Self::Mask) -> bool;
     /// `a` where the flag is set, `b` elsewhere.
@@ -122,36 +100,8 @@ impl Lanes for f32 {
         true
     }
     #[inline(always)]
-    fn never() -> bool {
-        false
-    }
-    #[inline(always)]
-    fn not(m: bool) -> bool {
-        !m
-    }
-    #[inline(always)]
-    fn count(m: bool) -> usize {
-        m as usize
-    }
-    #[inline(always)]
-    unsafe fn compress(self, m: bool, p: *mut f32) {
-        if m {
-            // SAFETY: the caller's (one value is written where m is set).
-            unsafe { *p = self }
-        }
-    }
-    #[inline(always)]
-    unsafe fn expand(self, m: bool, p: *const f32) -> Self {
-        // SAFETY: the caller's.
-        if m { unsafe { *p } } else { self }
-    }
-    #[inline(always)]
     fn both(a: bool, b: bool) -> bool {
         a & b
-    }
-    #[inline(always)]
-    fn or(a: bool, b: bool) -> bool {
-        a | b
     }
     #[inline(always)]
     fn all(m: bool) -> bool {
@@ -291,35 +241,8 @@ pub(super) mod x86 {
             0xffff
         }
         #[inline(always)]
-        fn never() -> __mmask16 {
-            0
-        }
-        #[inline(always)]
-        fn not(m: __mmask16) -> __mmask16 {
-            !m
-        }
-        #[inline(always)]
-        fn count(m: __mmask16) -> usize {
-            m.count_ones() as usize
-        }
-        const COMPRESS: bool = true;
-        #[inline(always)]
-        unsafe fn compress(self, m: __mmask16, p: *mut f32) {
-            // Compressed in the register and stored whole (the lanes past `count(m)` are
-            // junk): the compressing store to memory is microcoded on Zen 4, and slow.
-            unsafe { _mm512_storeu_ps(p, _mm512_maskz_compress_ps(m, self.0)) }
-        }
-        #[inline(always)]
-        unsafe fn expand(self, m: __mmask16, p: *const f32) -> Self {
-            V512(unsafe { _mm512_mask_expand_ps(self.0, m, _mm512_loadu_ps(p)) })
-        }
-        #[inline(always)]
         fn both(a: __mmask16, b: __mmask16) -> __mmask16 {
             a & b
-        }
-        #[inline(always)]
-        fn or(a: __mmask16, b: __mmask16) -> __mmask16 {
-            a | b
         }
         #[inline(always)]
         fn all(m: __mmask16) -> bool {
@@ -429,50 +352,8 @@ pub(super) mod x86 {
             unsafe { _mm256_castsi256_ps(_mm256_set1_epi32(-1)) }
         }
         #[inline(always)]
-        fn never() -> __m256 {
-            unsafe { _mm256_setzero_ps() }
-        }
-        #[inline(always)]
-        fn not(m: __m256) -> __m256 {
-            unsafe { _mm256_xor_ps(m, Self::always()) }
-        }
-        #[inline(always)]
-        fn count(m: __m256) -> usize {
-            unsafe { _mm256_movemask_ps(m) }.count_ones() as usize
-        }
-        // Lane by lane (AVX2 has no compress; the forms do not use it there).
-        #[inline(always)]
-        unsafe fn compress(self, m: __m256, p: *mut f32) {
-            let (bits, mut lanes) = (unsafe { _mm256_movemask_ps(m) }, [0f32; 8]);
-            unsafe { self.store(lanes.as_mut_ptr()) };
-            let mut at = 0;
-            for (k, &v) in lanes.iter().enumerate() {
-                if bits >> k & 1 == 1 {
-                    unsafe { *p.add(at) = v };
-                    at += 1;
-                }
-            }
-        }
-        #[inline(always)]
-        unsafe fn expand(self, m: __m256, p: *const f32) -> Self {
-            let (bits, mut lanes) = (unsafe { _mm256_movemask_ps(m) }, [0f32; 8]);
-            unsafe { self.store(lanes.as_mut_ptr()) };
-            let mut at = 0;
-            for (k, v) in lanes.iter_mut().enumerate() {
-                if bits >> k & 1 == 1 {
-                    *v = unsafe { *p.add(at) };
-                    at += 1;
-                }
-            }
-            unsafe { Self::load(lanes.as_ptr()) }
-        }
-        #[inline(always)]
         fn both(a: __m256, b: __m256) -> __m256 {
             unsafe { _mm256_and_ps(a, b) }
-        }
-        #[inline(always)]
-        fn or(a: __m256, b: __m256) -> __m256 {
-            unsafe { _mm256_or_ps(a, b) }
         }
         #[inline(always)]
         fn all(m: __m256) -> bool {

@@ -512,38 +512,22 @@ pub(super) fn single_map(
 }
 
 /// A single-precision form written over [`lanes::Lanes`] (one that looks coefficients up in a
-/// table per lane: Erf, Gelu), in one or two parts: [`lanes`](LaneForm::lanes) for every lane,
-/// [`rest`](LaneForm::rest) for the lanes the first did not finish (Gelu below −1.5, where an
-/// exponential is needed).
+/// table per lane: Erf, Gelu).
 pub trait LaneForm: Copy {
-    /// The results, and which lanes they are final for.
+    /// The results, and which lanes they are final for (elsewhere the row's rule gives the
+    /// result).
     fn lanes<V: lanes::Lanes>(self, x: V) -> (V, V::Mask);
-
-    /// Whether the form has a second part.
-    const REST: bool = false;
-
-    /// The second part, for the lanes [`lanes`](LaneForm::lanes) did not finish: the results,
-    /// and which lanes the form applies to (elsewhere the row's rule gives the result).
-    #[inline(always)]
-    fn rest<V: lanes::Lanes>(self, x: V) -> (V, V::Mask) {
-        (x, V::never())
-    }
 
     /// The form on one value, and whether it applies.
     #[inline(always)]
     fn one(self, x: f32) -> (f32, bool) {
-        match self.lanes(x) {
-            (y, true) => (y, true),
-            _ if Self::REST => self.rest(x),
-            _ => (x, false),
-        }
+        self.lanes(x)
     }
 }
 
-/// f32 data through a [`LaneForm`] on the widest vector unit's type, in blocks of [`BLOCK`]
-/// ([`REST_BLOCK`] for a form with a second part) as [`single_map`]: the last elements of a
-/// block, and the elements the form does not apply to, one at a time ([`LaneForm::one`], then
-/// `rule`).
+/// f32 data through a [`LaneForm`] on the widest vector unit's type, in blocks of [`BLOCK`] as
+/// [`single_map`]: the last elements of a block, and the elements the form does not apply to,
+/// one at a time ([`LaneForm::one`], then `rule`).
 #[inline(always)]
 pub(crate) fn lanes_map(
     a: Src<'_, f32>,
@@ -561,117 +545,41 @@ pub(crate) fn lanes_map(
             #[cfg(target_arch = "x86_64")]
             match unit {
                 kernel::simd::Simd::Avx512 => {
-                    return by_form::<lanes::x86::V512, _>(s, data, stream, form, rule);
+                    return lane_blocks::<lanes::x86::V512, _>(s, data, stream, form, rule);
                 }
                 kernel::simd::Simd::Avx2 => {
-                    return by_form::<lanes::x86::V256, _>(s, data, stream, form, rule);
+                    return lane_blocks::<lanes::x86::V256, _>(s, data, stream, form, rule);
                 }
                 kernel::simd::Simd::None => {}
             }
             let _ = unit;
-            by_form::<f32, _>(s, data, stream, form, rule)
+            lane_blocks::<f32, _>(s, data, stream, form, rule)
         },
     );
 }
 
-/// [`lane_blocks`] with the block size and the room for gathered lanes of the form: blocks of
-/// [`REST_BLOCK`] and room for a block's lanes for a form with a second part, blocks of
-/// [`BLOCK`] and no room otherwise (so that a form without one does not clear 4.6 KiB of
-/// buffers per run: fused groups call it per run, some of 64 elements).
+/// [`lanes_map`]'s loop on lanes of type `V`.
 #[inline(always)]
-fn by_form<V: lanes::Lanes, F: LaneForm>(
+fn lane_blocks<V: lanes::Lanes, F: LaneForm>(
     s: &[f32],
     data: &mut [MaybeUninit<f32>],
     stream: bool,
     form: F,
     rule: impl Fn(f32) -> f32,
 ) {
-    if F::REST {
-        lane_blocks::<V, F, REST_BLOCK, { REST_BLOCK + 16 }>(s, data, stream, form, rule)
-    } else {
-        lane_blocks::<V, F, BLOCK, 0>(s, data, stream, form, rule)
-    }
-}
-
-/// Elements per block of [`lanes_map`] for a form with a second part ([`LaneForm::REST`]).
-const REST_BLOCK: usize = 512;
-
-/// [`lanes_map`]'s loop on lanes of type `V`. A form's second part runs on whole vectors that
-/// need it where the unit can gather the lanes that need it into vectors of their own and
-/// scatter the results back (AVX-512: compress and expand), so that it runs once per lane that
-/// needs it rather than once per vector that has such a lane; elsewhere on each vector with a
-/// lane that needs it, and the results are chosen lane by lane.
-///
-/// Blocks of `B` elements; `S` is the room for the gathered lanes (`B + 16`, the widest vector
-/// past a block, for a form with a second part; 0 for one without). Blocks of 512 for a form
-/// with a second part: its gathered lanes are then read long after they were stored, and fewer
-/// vectors are partly filled (Gelu at one thread, [64,64,64,64]: 11.8 ms in blocks of 128,
-/// 10.7 in 256, 10.1 in 512; Erf, without a second part, is 7% slower in blocks of 512).
-#[inline(always)]
-fn lane_blocks<V: lanes::Lanes, F: LaneForm, const B: usize, const S: usize>(
-    s: &[f32],
-    data: &mut [MaybeUninit<f32>],
-    stream: bool,
-    form: F,
-    rule: impl Fn(f32) -> f32,
-) {
-    let mut buf = [0f32; B];
-    // The second part's inputs and results, gathered, and which lanes of each vector they are.
-    let mut side = [0f32; S];
-    let mut masks = [V::never(); S];
-    let mut next = s.chunks(B).skip(AHEAD);
-    for (part, xs) in data.chunks_mut(B).zip(s.chunks(B)) {
+    let mut buf = [0f32; BLOCK];
+    let mut next = s.chunks(BLOCK).skip(AHEAD);
+    for (part, xs) in data.chunks_mut(BLOCK).zip(s.chunks(BLOCK)) {
         kernel::simd::prefetch(next.next().unwrap_or_default());
         let buf = &mut buf[..part.len()];
         let mut all = true;
         let whole = xs.len() / V::N * V::N;
-        let mut gathered = 0;
-        for (v, i) in (0..whole).step_by(V::N).enumerate() {
-            // SAFETY: `i + N ≤ whole ≤ len` for both slices; lanes are gathered only where
-            // `side` has room for a block and a vector more.
+        for i in (0..whole).step_by(V::N) {
+            // SAFETY: `i + N ≤ whole ≤ len` for both slices.
             let x = unsafe { V::load(xs.as_ptr().add(i)) };
-            let (mut y, done) = form.lanes(x);
-            if !V::all(done) {
-                if !F::REST {
-                    all = false;
-                } else if V::COMPRESS && S >= B + 16 {
-                    let need = V::not(done);
-                    unsafe { x.compress(need, side.as_mut_ptr().add(gathered)) };
-                    gathered += V::count(need);
-                    masks[v] = need;
-                } else {
-                    let (y2, ok) = form.rest(x);
-                    y = V::select(done, y, y2);
-                    all &= V::all(V::or(done, ok));
-                }
-            }
+            let (y, done) = form.lanes(x);
+            all &= V::all(done);
             unsafe { y.store(buf.as_mut_ptr().add(i)) };
-        }
-        if gathered > 0 {
-            // The gathered lanes through the second part (the last vector padded with the
-            // first lane's value), then each vector's results expanded into its lanes.
-            let padded = gathered.div_ceil(V::N) * V::N;
-            let first = side[0];
-            side[gathered..padded].fill(first);
-            for i in (0..padded).step_by(V::N) {
-                // SAFETY: `i + N ≤ padded ≤ B + N ≤ S`.
-                let (y, ok) = form.rest(unsafe { V::load(side.as_ptr().add(i)) });
-                unsafe { y.store(side.as_mut_ptr().add(i)) };
-                all &= V::all(ok);
-            }
-            let mut at = 0;
-            for (v, i) in (0..whole).step_by(V::N).enumerate() {
-                let need = std::mem::replace(&mut masks[v], V::never());
-                let n = V::count(need);
-                if n > 0 {
-                    // SAFETY: as above; `at + n ≤ gathered`.
-                    unsafe {
-                        let y = V::load(buf.as_ptr().add(i)).expand(need, side.as_ptr().add(at));
-                        y.store(buf.as_mut_ptr().add(i));
-                    }
-                    at += n;
-                }
-            }
         }
         for (y, &x) in buf[whole..].iter_mut().zip(&xs[whole..]) {
             let (v, ok) = form.one(x);

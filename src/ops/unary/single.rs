@@ -438,13 +438,6 @@ impl LaneForm for GeluForm {
     fn lanes<V: Lanes>(self, x: V) -> (V, V::Mask) {
         gelu_lanes(x)
     }
-
-    const REST: bool = true;
-
-    #[inline(always)]
-    fn rest<V: Lanes>(self, x: V) -> (V, V::Mask) {
-        gelu_rest(x)
-    }
 }
 
 /// [`erf_lanes`] on one value.
@@ -453,63 +446,58 @@ pub fn erf(x: f32) -> f32 {
     erf_lanes(x)
 }
 
-/// Gelu's intervals for x ≥ 0 are 0.59 wide ([`piecewise::GELU`] 0..10), for −1.5 ≤ x < 0
-/// 0.5 wide (11..14).
-const GELU_INV_POS: f32 = 1.0 / 0.59;
-const GELU_INV_NEG: f32 = 2.0;
-/// Where Gelu's argument is clamped for x ≥ 0: Φ(5.9) is within 2^-28 of 1, so x Φ(x) rounds
-/// to x from there; 5.9 / 0.59 < 10.5.
-const GELU_TOP: f32 = 5.9;
-/// Where Gelu's second part takes over (below).
-const GELU_REST: f32 = -1.5;
-/// The lowest x the second part takes: Gelu(−13) ≈ −7.9e-38 is a normal f32, and e^(−x²/2) is.
-const GELU_LANE_MIN: f32 = -13.0;
+/// Where Gelu's argument is clamped: the form's intervals end at 12 (this is the f32 below
+/// it), and from there the result is x for x > 0 (x Φ(−x) is below 2^-100 of x).
+const GELU_TOP: f32 = f32::from_bits(0x413f_ffff);
+/// The form takes x > −12: Gelu(−12) ≈ −2.1e-32 is a normal f32, and e^(−x²/2) is.
+const GELU_LANE_MIN: f32 = -12.0;
 /// Added to |x|'s pattern shifted right by 21 (its exponent and two mantissa bits: quarter
-/// octaves) to give the index 0 at 1.5 (pattern 0x3fc0_0000).
-const GELU_H_INDEX: u32 = 0u32.wrapping_sub(0x3fc0_0000 >> 21);
+/// octaves) to give the index 4 at 1.5 (pattern 0x3fc0_0000).
+const GELU_H_INDEX: u32 = 4u32.wrapping_sub(0x3fc0_0000 >> 21);
 
-/// Gelu's erf form `x Φ(x)` (Φ the normal distribution) for −1.5 ≤ x ≤ f32::MAX (the second
-/// value says for which lanes that holds), for `N` lanes at once: Φ is a polynomial of degree
-/// 7 on one of 15 intervals ([`piecewise::GELU`]; x clamped to 5.9, from where the result is
-/// x), computed as a pair, and the result is x times the pair with one rounding of its size.
+/// Gelu's erf form `x Φ(x)` (Φ the normal distribution) for −12 < x ≤ f32::MAX (the second
+/// value says for which lanes that holds), for `N` lanes at once, by one form for every lane
+/// (no lane set aside for another form, so no branch on the data): with u = |x| and
+/// H(u) = u Φ(−u) e^(u²/2) (smooth; H(0) = 0, H → 1/√(2π)), `x Φ(x) = −e^(−u²/2) H(u)` for
+/// x < 0 and `x − e^(−u²/2) H(u)` for x ≥ 0 (Φ(x) = 1 − Φ(−x); what is subtracted is at most
+/// x/2, so nothing cancels): both are `z − e^(−u²/2) H(u)` with z = max(x, 0). H is a
+/// polynomial of degree 7 on one of 16 intervals ([`piecewise::GELU_H`]: four of 0.5 below 1.5
+/// by round(2u), then quarter octaves of u to 12), computed as a pair; e^(−u²/2) from u² split
+/// exactly ([`exp_reduced`]: its reduced argument rounded once, e^s as w + c with c up to 6% of
+/// w; the square's low part enters as the factor 1 + low); their product as a pair, taken from
+/// z by Fast2Sum (z ≥ 2 × the product) and rounded once. u is clamped to 12, from where the
+/// result is x for x > 0. x's sign is kept (Gelu(−0) = −0).
 #[inline(always)]
 pub fn gelu_lanes<V: Lanes>(x: V) -> (V, V::Mask) {
     let neg = x.lt(s(0.0));
-    let u = x.abs();
-    let a = V::select(neg, u, u.at_most(GELU_TOP));
-    let k = a.mul_add(
-        V::select(neg, s(GELU_INV_NEG), s(GELU_INV_POS)),
-        V::select(neg, s(SHIFT + 11.0), s(SHIFT)),
+    let u = x.abs().at_most(GELU_TOP);
+    let k = V::select(
+        u.lt(s(1.5)),
+        u.mul_add(s(2.0), s(SHIFT)),
+        u.shr_add::<21>(GELU_H_INDEX),
     );
-    let (ph, pl) = piece(k, a, &piecewise::GELU);
-    let y = x.mul_add(ph, x * pl);
-    (y, V::both(s::<V>(GELU_REST).le(x), x.le(s(f32::MAX))))
-}
-
-/// Gelu's erf form for −13 ≤ x < −1.5 (the second value says for which lanes that holds):
-/// `x Φ(x) = −e^(−u²/2) H(u)` (u = −x), H smooth (it tends to 1/√(2π)) as a polynomial of
-/// degree 6 on quarter octaves of u ([`piecewise::GELU_H`]), e^(−u²/2) from u² split exactly
-/// ([`exp_reduced`]: its reduced argument rounded once, e^s as w + c with c up to 6% of w;
-/// the square's low part enters as the factor 1 + low), and their product as a pair, rounded
-/// once.
-#[inline(always)]
-pub fn gelu_rest<V: Lanes>(x: V) -> (V, V::Mask) {
-    let u = x.abs();
-    let (hh, hl) = piece(u.shr_add::<21>(GELU_H_INDEX), u, &piecewise::GELU_H);
+    let (hh, hl) = piece(k, u, &piecewise::GELU_H);
     let sq = u * u;
     let sq_lo = u.mul_add(u, -sq);
-    let (w, c, k) = exp_reduced(sq * s(-0.5));
+    let (w, c, e) = exp_reduced(sq * s(-0.5));
     let c = (sq_lo * s(-0.5)).mul_add(w + c, c);
     // (w + c)(hh + hl) with w hh exact (c, e^s's low part beyond w, is up to 6% of w: its
     // product with hl counts).
     let eh = w * hh;
     let el = w.mul_add(hl, c.mul_add(hh + hl, w.mul_add(hh, -eh)));
-    let y = -((eh + el) * pow2_of(k));
-    (y, V::both(s::<V>(GELU_LANE_MIN).le(x), x.lt(s(GELU_REST))))
+    let scale = pow2_of(e);
+    let (ph, pl) = (eh * scale, el * scale);
+    let z = V::select(neg, s(0.0), x);
+    let d = z - ph;
+    let y = d + (((z - d) - ph) - pl);
+    (
+        y.or_bits(x.and_bits(0x8000_0000)),
+        V::both(s::<V>(GELU_LANE_MIN).lt(x), x.le(s(f32::MAX))),
+    )
 }
 
-/// Gelu's erf form: [`gelu_lanes`] from −1.5, [`gelu_rest`] from −13; below −13, at ±∞ and
-/// NaN, the f64 rule rounded once (below −14.5 the result is −0).
+/// Gelu's erf form: [`gelu_lanes`] above −12; from −12 down, at ±∞ and NaN, the f64 rule rounded
+/// once (below −14.5 the result is −0).
 #[inline(always)]
 pub fn gelu(x: f32) -> f32 {
     match GeluForm.one(x) {
