@@ -34,12 +34,6 @@ impl ChainOp {
     }
 }
 
-impl From<ArithOp> for ChainOp {
-    fn from(op: ArithOp) -> ChainOp {
-        ChainOp::Arith(op)
-    }
-}
-
 /// How one step of a linear chain combines the running value `acc` with its other operand `v`:
 /// `acc op v`, or `v op acc` when the other operand is the step's input A. A unary step has
 /// no other operand: it applies its op to `acc`.

@@ -111,12 +111,7 @@ pub(crate) fn simd() -> Simd {
     static LEVEL: std::sync::OnceLock<Simd> = std::sync::OnceLock::new();
     *LEVEL.get_or_init(|| {
         use std::arch::is_x86_feature_detected as has;
-        let found = if has!("avx512f")
-            && has!("avx512vl")
-            && has!("avx512bw")
-            && has!("avx512dq")
-            && has!("popcnt")
-        {
+        let found = if has!("avx512f") && has!("avx512vl") && has!("avx512bw") && has!("avx512dq") {
             Simd::Avx512
         } else if has!("avx2") && has!("fma") {
             Simd::Avx2
@@ -134,7 +129,7 @@ pub(crate) fn simd() -> Simd {
 
 #[cfg(target_arch = "x86_64")]
 #[inline]
-#[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,popcnt")]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
 unsafe fn with_avx512<R>(f: impl FnOnce() -> R) -> R {
     f()
 }

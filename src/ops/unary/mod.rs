@@ -515,19 +515,13 @@ pub(super) fn single_map(
 /// table per lane: Erf, Gelu).
 pub trait LaneForm: Copy {
     /// The results, and which lanes they are final for (elsewhere the row's rule gives the
-    /// result).
+    /// result); on one value with `V = f32`.
     fn lanes<V: lanes::Lanes>(self, x: V) -> (V, V::Mask);
-
-    /// The form on one value, and whether it applies.
-    #[inline(always)]
-    fn one(self, x: f32) -> (f32, bool) {
-        self.lanes(x)
-    }
 }
 
 /// f32 data through a [`LaneForm`] on the widest vector unit's type, in blocks of [`BLOCK`] as
 /// [`single_map`]: the last elements of a block, and the elements the form does not apply to,
-/// one at a time ([`LaneForm::one`], then `rule`).
+/// one at a time (the form on `f32` lanes, then `rule`).
 #[inline(always)]
 pub(crate) fn lanes_map(
     a: Src<'_, f32>,
@@ -582,13 +576,13 @@ fn lane_blocks<V: lanes::Lanes, F: LaneForm>(
             unsafe { y.store(buf.as_mut_ptr().add(i)) };
         }
         for (y, &x) in buf[whole..].iter_mut().zip(&xs[whole..]) {
-            let (v, ok) = form.one(x);
+            let (v, ok) = form.lanes(x);
             *y = v;
             all &= ok;
         }
         if !all {
             for (y, &x) in buf.iter_mut().zip(xs) {
-                if !form.one(x).1 {
+                if !form.lanes(x).1 {
                     *y = rule(x);
                 }
             }

@@ -500,7 +500,7 @@ pub fn gelu_lanes<V: Lanes>(x: V) -> (V, V::Mask) {
 /// once (below −14.5 the result is −0).
 #[inline(always)]
 pub fn gelu(x: f32) -> f32 {
-    match GeluForm.one(x) {
+    match gelu_lanes(x) {
         (y, true) => y,
         _ if x < -14.5 => -0.0,
         _ => super::double::gelu_erf(x as f64) as f32,
