@@ -14,10 +14,14 @@ one at a time from the constant term, the rest refitted after each. References f
 
 Erf: 16 intervals of width W = 0.255 centred on m_i = i W (the first from 0: m_0 = 0).
 Gelu (erf form): H(u) = u Phi(-u) e^(u^2/2) for u = |x| (Phi the normal distribution), so that
-Gelu(x) = -e^(-u^2/2) H(u) for x < 0 and x - e^(-u^2/2) H(u) for x >= 0; 16 intervals:
-  0..3   width 0.5 centred on 0, 0.5, 1, 1.5 (the index round(2u); the last [1.25, 1.5));
-  4..15  quarter octaves [1.5, 1.75), [1.75, 2), [2, 2.5), ... [10, 12) (the index from u's bit
-         pattern), centred on their midpoints.
+Gelu(x) = -e^(-u^2/2) H(u) for x < 0 and x - e^(-u^2/2) H(u) for x >= 0; 32 intervals, the
+eighth octaves of v = u + 1 (the index from v's bit pattern): u in [0, 1/8), [1/8, 1/4), ...
+[1, 5/4), ... [14, 15), R of degree 4, centred on their midpoints but the first on 0 (so that
+t = u there: Gelu(x) ~ x/2 keeps its relative precision for tiny x).
+
+EXP2_32: 2^(j/32), j = 0..31, as pairs (high, low), for the exponential of -u^2/2 in Gelu's form,
+and EXP_TAIL: a, b of the tail e^r - 1 - r ~ r^2 (a + b r) for |r| <= ln2/64, fitted by least
+squares (relative), the same way.
 """
 
 import sys
@@ -78,15 +82,42 @@ def erf_rows():
 
 def gelu_h_rows(degree):
     """Gelu's form: H(u) = u Phi(-u) e^(u^2/2), u = |x|, so that Gelu(x) = -e^(-u^2/2) H(u) for
-    x < 0 and x - e^(-u^2/2) H(u) for x >= 0: on intervals of 0.5 centred on 0, 0.5, 1, 1.5
-    below 1.5 (the index round(2u)) and on quarter octaves from 1.5 to 12."""
+    x < 0 and x - e^(-u^2/2) H(u) for x >= 0: on the eighth octaves of u + 1 up to u = 15."""
     H = lambda u: u * mp.ncdf(-u) * mp.exp(u * u / 2)
     dH = lambda u: mp.diff(H, u)
-    rows = [piece(H, dH, max(0.0, (j - 0.5) * 0.5), min(1.5, (j + 0.5) * 0.5), j * 0.5, degree)
-            for j in range(4)]
-    edges = [1.5, 1.75, 2, 2.5, 3, 3.5, 4, 5, 6, 7, 8, 10, 12]
-    rows += [piece(H, dH, lo, hi, f32((lo + hi) / 2), degree) for lo, hi in zip(edges, edges[1:])]
+    rows = []
+    for j in range(32):
+        octave, eighth = divmod(j, 8)
+        lo = 2.0**octave * (1 + eighth / 8) - 1
+        hi = 2.0**octave * (1 + (eighth + 1) / 8) - 1
+        rows.append(piece(H, dH, lo, hi, 0.0 if j == 0 else f32((lo + hi) / 2), degree))
     return rows
+
+
+def exp2_rows():
+    """2^(j/32) as (high, low) columns, and the tail coefficients (a, b)."""
+    hi = [f32(mp.mpf(2) ** (mp.mpf(j) / 32)) for j in range(32)]
+    lo = [f32(mp.mpf(2) ** (mp.mpf(j) / 32) - h) for j, h in enumerate(hi)]
+    top = float(mp.log(2) / 64) * 1.01
+    r = nodes(-top, top)
+    r = r[r != 0]
+    tail = np.array([float((mp.exp(mp.mpf(float(x))) - 1 - mp.mpf(float(x))) / mp.mpf(float(x)) ** 2)
+                     for x in r])
+    a = f32(np.linalg.lstsq(np.stack([np.ones_like(r), r], 1), tail, rcond=None)[0][0])
+    b = f32(np.linalg.lstsq(r[:, None], tail - a, rcond=None)[0][0])
+    err = 0.0
+    for x in r:
+        x = mp.mpf(float(x))
+        e = mp.exp(x)
+        err = max(err, float(abs(1 + x + x * x * (mp.mpf(a) + mp.mpf(b) * x) - e) / e))
+    print(f"EXP_TAIL: worst 2^{np.log2(err):.1f}", file=sys.stderr)
+    return hi, lo, (a, b), err
+
+
+def floats(vals):
+    vals = [np.format_float_scientific(np.float32(v), unique=True, exp_digits=1).replace("e+", "e")
+            for v in vals]
+    return [v.replace(".e", ".0e") for v in vals]
 
 
 def rust(name, doc, rows):
@@ -97,9 +128,7 @@ def rust(name, doc, rows):
     out.append("#[allow(clippy::approx_constant)]")
     out.append(f"pub(super) const {name}: [[f32; {len(rows)}]; {len(cols)}] = [")
     for col in cols:
-        vals = [np.format_float_scientific(np.float32(v), unique=True, exp_digits=1).replace("e+", "e")
-                for v in col]
-        vals = [v.replace(".e", ".0e") for v in vals]
+        vals = floats(col)
         out.append("    [")
         for k in range(0, len(vals), 4):
             out.append("        " + ", ".join(vals[k:k + 4]) + ",")
@@ -108,6 +137,25 @@ def rust(name, doc, rows):
     for i, e in enumerate(errs):
         print(f"{name}[{i}]: 2^{np.log2(e):.1f}", file=sys.stderr)
     print(f"{name}: worst 2^{np.log2(max(errs)):.1f}", file=sys.stderr)
+    return "\n".join(out)
+
+
+def exp2_text():
+    hi, lo, (a, b), err = exp2_rows()
+    out = ["/// 2^(j/32) for j = 0..31 as pairs: the high parts, then the low parts.",
+           "#[allow(clippy::approx_constant)]",
+           "pub(super) const EXP2_32: [[f32; 32]; 2] = ["]
+    for col in (hi, lo):
+        vals = floats(col)
+        out.append("    [")
+        for k in range(0, len(vals), 4):
+            out.append("        " + ", ".join(vals[k:k + 4]) + ",")
+        out.append("    ],")
+    out.append("];")
+    out.append("")
+    out.append("/// `a`, `b` in e^r ~ 1 + r + r² (a + b r) for |r| ≤ ln 2 / 64 (relative error of the fit:")
+    out.append(f"/// 2^{np.log2(err):.1f}).")
+    out.append(f"pub(super) const EXP_TAIL: [f32; 2] = [{', '.join(floats([a, b]))}];")
     return "\n".join(out)
 
 
@@ -129,10 +177,10 @@ def main():
     ]
     text = "\n".join(header) + "\n" + "\n\n".join([
         rust("ERF", ["Erf on 16 intervals of width 0.255 centred on i · 0.255 (R of degree 5)."], erf_rows()),
-        rust("GELU_H", ["Gelu's H(u) = u Φ(−u) e^(u²/2) for u = |x| (R of degree 6): 0..3 on intervals of 0.5",
-                        "centred on 0, 0.5, 1, 1.5 (the last [1.25, 1.5)); 4..15 on quarter octaves 1.5, 1.75,",
-                        "2, 2.5, … 10, 12."],
-             gelu_h_rows(6)),
+        rust("GELU_H", ["Gelu's H(u) = u Φ(−u) e^(u²/2) for u = |x| (R of degree 4), on the eighth octaves of",
+                        "u + 1: [0, 1/8) (centred on 0), [1/8, 1/4), … [14, 15)."],
+             gelu_h_rows(4)),
+        exp2_text(),
     ]) + "\n"
     (ROOT / "src/ops/unary/piecewise.rs").write_text(text)
 

@@ -39,6 +39,16 @@ pub trait Lanes:
     fn all(m: Self::Mask) -> bool;
     /// `a` where the flag is set, `b` elsewhere.
     fn select(m: Self::Mask, a: Self, b: Self) -> Self;
+    /// `self` where `self < hi`, else `hi` (NaN gives `hi`: `minps` with `self` first).
+    fn below_or(self, hi: Self) -> Self;
+    /// `−0` where `self < 0`, else `self` (NaN is kept: `maxps` with −0 first).
+    fn or_neg_zero(self) -> Self;
+    /// `|self|` where it is below `hi`, else `hi` (for NaN either: `vrangeps` on AVX-512).
+    fn abs_below(self, hi: Self) -> Self;
+    /// `self · 2^⌊y⌋`, rounded once (so possibly to a subnormal or 0), for −190 ≤ ⌊y⌋ ≤ 63
+    /// (not checked) and `self` a normal f32 or 0 of magnitude below 2^64: `vscalefps` on
+    /// AVX-512, elsewhere `self · 2^(⌊y⌋ + 64)` (exact) times 2^-64.
+    fn scale_pow2(self, y: Self) -> Self;
     /// The bit pattern `and` a constant.
     fn and_bits(self, bits: u32) -> Self;
     /// The bit patterns `or`ed.
@@ -75,6 +85,9 @@ pub trait Lanes:
     }
 }
 
+/// 2^-64.
+const TWO_M64: f32 = 1.0 / (1u64 << 63) as f32 / 2.0;
+
 impl Lanes for f32 {
     type Mask = bool;
     const N: usize = 1;
@@ -110,6 +123,23 @@ impl Lanes for f32 {
     #[inline(always)]
     fn select(m: bool, a: Self, b: Self) -> Self {
         if m { a } else { b }
+    }
+    #[inline(always)]
+    fn below_or(self, hi: Self) -> Self {
+        if self < hi { self } else { hi }
+    }
+    #[inline(always)]
+    fn or_neg_zero(self) -> Self {
+        if -0.0 > self { -0.0 } else { self }
+    }
+    #[inline(always)]
+    fn abs_below(self, hi: Self) -> Self {
+        self.abs().below_or(hi)
+    }
+    #[inline(always)]
+    fn scale_pow2(self, y: Self) -> Self {
+        let up = f32::from_bits(((y.floor() as i32).wrapping_add(127 + 64) as u32) << 23);
+        (self * up) * TWO_M64
     }
     #[inline(always)]
     fn and_bits(self, bits: u32) -> Self {
@@ -253,6 +283,23 @@ pub(super) mod x86 {
             V512(unsafe { _mm512_mask_blend_ps(m, b.0, a.0) })
         }
         #[inline(always)]
+        fn below_or(self, hi: Self) -> Self {
+            V512(unsafe { _mm512_min_ps(self.0, hi.0) })
+        }
+        #[inline(always)]
+        fn or_neg_zero(self) -> Self {
+            V512(unsafe { _mm512_max_ps(_mm512_set1_ps(-0.0), self.0) })
+        }
+        #[inline(always)]
+        fn abs_below(self, hi: Self) -> Self {
+            // 0b10_10: the operand of the lesser magnitude, its sign cleared.
+            V512(unsafe { _mm512_range_ps::<0b1010>(self.0, hi.0) })
+        }
+        #[inline(always)]
+        fn scale_pow2(self, y: Self) -> Self {
+            V512(unsafe { _mm512_scalef_ps(self.0, y.0) })
+        }
+        #[inline(always)]
         fn and_bits(self, bits: u32) -> Self {
             V512(unsafe {
                 _mm512_castsi512_ps(_mm512_and_si512(
@@ -364,6 +411,27 @@ pub(super) mod x86 {
             V256(unsafe { _mm256_blendv_ps(b.0, a.0, m) })
         }
         #[inline(always)]
+        fn below_or(self, hi: Self) -> Self {
+            V256(unsafe { _mm256_min_ps(self.0, hi.0) })
+        }
+        #[inline(always)]
+        fn or_neg_zero(self) -> Self {
+            V256(unsafe { _mm256_max_ps(_mm256_set1_ps(-0.0), self.0) })
+        }
+        #[inline(always)]
+        fn abs_below(self, hi: Self) -> Self {
+            self.abs().below_or(hi)
+        }
+        #[inline(always)]
+        fn scale_pow2(self, y: Self) -> Self {
+            V256(unsafe {
+                let n = _mm256_cvtps_epi32(_mm256_floor_ps(y.0));
+                let n = _mm256_add_epi32(n, _mm256_set1_epi32(127 + 64));
+                let up = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(n));
+                _mm256_mul_ps(_mm256_mul_ps(self.0, up), _mm256_set1_ps(super::TWO_M64))
+            })
+        }
+        #[inline(always)]
         fn and_bits(self, bits: u32) -> Self {
             V256(unsafe {
                 _mm256_and_ps(self.0, _mm256_castsi256_ps(_mm256_set1_epi32(bits as i32)))
@@ -404,6 +472,96 @@ pub(super) mod x86 {
         #[inline(always)]
         unsafe fn store(self, p: *mut f32) {
             unsafe { _mm256_storeu_ps(p, self.0) }
+        }
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::x86::{V256, V512};
+    use super::*;
+
+    /// `f` on `xs` (and `ys`, lane by lane) through lanes of type `V`, as bit patterns.
+    fn through<V: Lanes>(xs: &[f32; 16], ys: &[f32; 16], f: impl Fn(V, V) -> V) -> Vec<u32> {
+        let mut out = [0f32; 16];
+        for i in (0..16).step_by(V::N) {
+            // SAFETY: `i + N ≤ 16` for the three arrays (N is 1, 8 or 16).
+            unsafe {
+                let y = f(V::load(xs.as_ptr().add(i)), V::load(ys.as_ptr().add(i)));
+                y.store(out.as_mut_ptr().add(i));
+            }
+        }
+        out.iter().map(|v| v.to_bits()).collect()
+    }
+
+    /// The operations Gelu's form added give the same bits on every unit the CPU has, within
+    /// their contracts (edge values: ±0, subnormals, ±∞, the clamp, results that underflow).
+    #[test]
+    fn the_units_agree() {
+        let inf = f32::INFINITY;
+        let xs = [
+            0.0, -0.0, 1e-40, -1e-40, 1.5, -1.5, 14.9, -14.9, 15.0, -15.0, 1e30, -1e30, inf, -inf,
+            0.125, -3.0,
+        ];
+        // Normal or zero, below 2^64, for `scale_pow2`; with ⌊y⌋ from −190 to 63.
+        let ms = [
+            0.0, -0.0, 1.5, -1.5, 14.9, 1e10, -1e-30, 0.125, 3.0, 7e-20, 1.0, -1.0, 2.0, 0.3, 1e18,
+            5.0,
+        ];
+        let ys = [
+            -0.5, -1.0, -100.25, 0.0, -163.2, -10.0, 63.5, -190.0, -140.03125, -126.0, -127.5,
+            -149.0, -150.0, -140.0, -60.0, -1.0,
+        ];
+        let top = 15.0f32;
+        /// An operation on the unit numbered 0 (scalar), 1 (AVX2) or 2 (AVX-512).
+        type OnUnit = Box<dyn Fn(&[f32; 16], &[f32; 16], u8) -> Vec<u32>>;
+        let cases: [(&str, &[f32; 16], OnUnit); 3] = [
+            (
+                "abs_below",
+                &xs,
+                Box::new(move |a, b, unit| match unit {
+                    0 => through::<f32>(a, b, |x, _| x.abs_below(f32::splat(top))),
+                    1 => through::<V256>(a, b, |x, _| x.abs_below(V256::splat(top))),
+                    _ => through::<V512>(a, b, |x, _| x.abs_below(V512::splat(top))),
+                }),
+            ),
+            (
+                "or_neg_zero",
+                &xs,
+                Box::new(|a, b, unit| match unit {
+                    0 => through::<f32>(a, b, |x, _| x.or_neg_zero()),
+                    1 => through::<V256>(a, b, |x, _| x.or_neg_zero()),
+                    _ => through::<V512>(a, b, |x, _| x.or_neg_zero()),
+                }),
+            ),
+            (
+                "scale_pow2",
+                &ms,
+                Box::new(|a, b, unit| match unit {
+                    0 => through::<f32>(a, b, |x, y| x.scale_pow2(y)),
+                    1 => through::<V256>(a, b, |x, y| x.scale_pow2(y)),
+                    _ => through::<V512>(a, b, |x, y| x.scale_pow2(y)),
+                }),
+            ),
+        ];
+        let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+        let avx512 = is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512dq");
+        for (name, a, f) in &cases {
+            let scalar = f(a, &ys, 0);
+            // The scalar results are the operations' definitions.
+            if *name == "scale_pow2" {
+                // 0.3 · 2^-140 is subnormal: rounded once (the f64 product is exact).
+                let once = ((0.3f32 as f64) * 2f64.powi(-140)) as f32;
+                assert_eq!(scalar[13], once.to_bits());
+                assert_eq!(f32::from_bits(scalar[2]), 1.5 * 2f32.powi(-101));
+                assert_eq!(scalar[7], 0, "2^-190 of 1/8 rounds to 0");
+            }
+            if avx2 {
+                assert_eq!(f(a, &ys, 1), scalar, "{name} on AVX2");
+            }
+            if avx512 {
+                assert_eq!(f(a, &ys, 2), scalar, "{name} on AVX-512");
+            }
         }
     }
 }

@@ -446,58 +446,96 @@ pub fn erf(x: f32) -> f32 {
     erf_lanes(x)
 }
 
-/// Where Gelu's argument is clamped: the form's intervals end at 12 (this is the f32 below
-/// it), and from there the result is x for x > 0 (x Φ(−x) is below 2^-100 of x).
-const GELU_TOP: f32 = f32::from_bits(0x413f_ffff);
-/// The form takes x > −12: Gelu(−12) ≈ −2.1e-32 is a normal f32, and e^(−x²/2) is.
-const GELU_LANE_MIN: f32 = -12.0;
-/// Added to |x|'s pattern shifted right by 21 (its exponent and two mantissa bits: quarter
-/// octaves) to give the index 4 at 1.5 (pattern 0x3fc0_0000).
-const GELU_H_INDEX: u32 = 4u32.wrapping_sub(0x3fc0_0000 >> 21);
+/// Where Gelu's argument is clamped: the form's intervals end at 15 (this is the f32 below
+/// it); from 12 on the result is x for x > 0 (x Φ(−x) is below 2^-100 of x).
+const GELU_TOP: f32 = f32::from_bits(0x416f_ffff);
+/// The form takes x > −13: Gelu(−13) ≈ −7.95e-38 is a normal f32, and the low part of the
+/// result's pair is rounded to a grid finer than 1/16 of the result's ulp.
+const GELU_LANE_MIN: f32 = -13.0;
+/// The pattern of u + 1 shifted right by 20 holds its exponent and three mantissa bits (eighth
+/// octaves): the low 5 bits, which a lookup takes, are those of 1's (`GELU_H_AT`) plus the
+/// interval. [`piecewise::GELU_H`] rotated by as much, so that no addition makes them 0 at 1.
+const GELU_H_AT: usize = (0x3f80_0000 >> 20) & 31;
+static GELU_H: [[f32; 32]; piecewise::GELU_H.len()] = rotated(piecewise::GELU_H, GELU_H_AT);
 
-/// Gelu's erf form `x Φ(x)` (Φ the normal distribution) for −12 < x ≤ f32::MAX (the second
-/// value says for which lanes that holds), for `N` lanes at once, by one form for every lane
-/// (no lane set aside for another form, so no branch on the data): with u = |x| and
+/// The columns of `table` moved `by` places on (circularly).
+const fn rotated<const ROWS: usize>(table: [[f32; 32]; ROWS], by: usize) -> [[f32; 32]; ROWS] {
+    let mut out = table;
+    let mut row = 0;
+    while row < ROWS {
+        let mut i = 0;
+        while i < 32 {
+            out[row][(i + by) % 32] = table[row][i];
+            i += 1;
+        }
+        row += 1;
+    }
+    out
+}
+/// 1.5 · 2^18: a value of magnitude below 2^17 added to it is rounded to a multiple of 1/32,
+/// whose 32 times is left in the low bits of the sum's pattern (which is a multiple of 32).
+const SHIFT_32: f32 = 393_216.0;
+/// Gelu's erf form `x Φ(x)` (Φ the normal distribution) for −13 < x < +∞ (the second value
+/// says for which lanes that holds), for `N` lanes at once, by one form for every lane (no
+/// lane set aside for another form, so no branch on the data): with u = |x| and
 /// H(u) = u Φ(−u) e^(u²/2) (smooth; H(0) = 0, H → 1/√(2π)), `x Φ(x) = −e^(−u²/2) H(u)` for
 /// x < 0 and `x − e^(−u²/2) H(u)` for x ≥ 0 (Φ(x) = 1 − Φ(−x); what is subtracted is at most
-/// x/2, so nothing cancels): both are `z − e^(−u²/2) H(u)` with z = max(x, 0). H is a
-/// polynomial of degree 7 on one of 16 intervals ([`piecewise::GELU_H`]: four of 0.5 below 1.5
-/// by round(2u), then quarter octaves of u to 12), computed as a pair; e^(−u²/2) from u² split
-/// exactly ([`exp_reduced`]: its reduced argument rounded once, e^s as w + c with c up to 6% of
-/// w; the square's low part enters as the factor 1 + low); their product as a pair, taken from
-/// z by Fast2Sum (z ≥ 2 × the product) and rounded once. u is clamped to 12, from where the
-/// result is x for x > 0. x's sign is kept (Gelu(−0) = −0).
+/// x/2, so nothing cancels): both are `z − e^(−u²/2) H(u)` with z = max(x, −0).
+///
+/// * H is a polynomial of degree 5 on one of 32 intervals ([`piecewise::GELU_H`]: the eighth
+///   octaves of u + 1, from u's pattern), computed as a pair.
+/// * e^(−u²/2) from u²/2 split exactly into (s, l) as `2^n · 2^(j/32) · e^r`: y = n + j/32
+///   the multiple of 1/32 nearest −s/ln 2, 2^(j/32) a pair (w, w') from a table
+///   ([`piecewise::EXP2_32`]), r = −s − l − y ln 2 (|r| ≤ ln 2/64, rounded twice, 2^-31 at
+///   most each time), e^r = 1 + ρ, ρ = r + r² (a + b r) ([`piecewise::EXP_TAIL`]).
+/// * Their product (w + w')(1 + ρ)(hh + hl) as a pair: w hh exact, and the rest
+///   w (hl + ρ h) + w' h, h = hh + hl rounded (what is left out is below 2^-48 of the
+///   product), scaled by 2^n, taken from z by Fast2Sum and rounded once. z is −0 for x < 0
+///   and the last sum is written as `d − e` (not `d + (−e)`), so that x = −0 gives −0
+///   without a sign step.
+///
+/// Below −13 the result nears the subnormal range, where the pair's two parts would each be
+/// rounded to its spacing (1.006 ulp at worst, measured): those lanes, +∞ (whose Fast2Sum is
+/// NaN) and NaN are the rule's. u is clamped below 15 (the tables' end); from 12 the result is
+/// x for x > 0.
 #[inline(always)]
 pub fn gelu_lanes<V: Lanes>(x: V) -> (V, V::Mask) {
-    let neg = x.lt(s(0.0));
-    let u = x.abs().at_most(GELU_TOP);
-    let k = V::select(
-        u.lt(s(1.5)),
-        u.mul_add(s(2.0), s(SHIFT)),
-        u.shr_add::<21>(GELU_H_INDEX),
+    let u = x.abs_below(s(GELU_TOP));
+    let k = (u + s(1.0)).shr_add::<20>(0);
+    let (hh, hl) = piece(k, u, &GELU_H);
+    // u²/2 = sh + sl exactly (u/2 is exact but below 2^-125, where the form's result does not
+    // depend on it).
+    let half = u * s(0.5);
+    let sh = u * half;
+    let sl = u.mul_add(half, -sh);
+    let ky = sh.mul_add(s(-LOG2_E), s(SHIFT_32));
+    let y = ky - s(SHIFT_32);
+    let r = y.mul_add(s(-LN2_HI), -sh);
+    let r = y.mul_add(s(-LN2_LO), r - sl);
+    let rho = (r * r).mul_add(
+        r.mul_add(s(piecewise::EXP_TAIL[1]), s(piecewise::EXP_TAIL[0])),
+        r,
     );
-    let (hh, hl) = piece(k, u, &piecewise::GELU_H);
-    let sq = u * u;
-    let sq_lo = u.mul_add(u, -sq);
-    let (w, c, e) = exp_reduced(sq * s(-0.5));
-    let c = (sq_lo * s(-0.5)).mul_add(w + c, c);
-    // (w + c)(hh + hl) with w hh exact (c, e^s's low part beyond w, is up to 6% of w: its
-    // product with hl counts).
+    let w = ky.lookup(&piecewise::EXP2_32[0]);
+    let w_lo = ky.lookup(&piecewise::EXP2_32[1]);
+    // (hl is not below an ulp of hh: it holds all of t R(t), up to a few % of H.)
+    let h = hh + hl;
     let eh = w * hh;
-    let el = w.mul_add(hl, c.mul_add(hh + hl, w.mul_add(hh, -eh)));
-    let scale = pow2_of(e);
-    let (ph, pl) = (eh * scale, el * scale);
-    let z = V::select(neg, s(0.0), x);
+    let el = w.mul_add(rho.mul_add(h, hl), w.mul_add(hh, -eh));
+    let el = w_lo.mul_add(h, el);
+    let (ph, pl) = (eh.scale_pow2(y), el.scale_pow2(y));
+    let z = x.or_neg_zero();
     let d = z - ph;
-    let y = d + (((z - d) - ph) - pl);
+    // (z − d is NaN for x = +∞ alone: taken as f32::MAX there, so that the result is +∞.)
+    let y = d - ((ph - (z - d)) + pl);
     (
-        y.or_bits(x.and_bits(0x8000_0000)),
-        V::both(s::<V>(GELU_LANE_MIN).lt(x), x.le(s(f32::MAX))),
+        y,
+        V::both(s::<V>(GELU_LANE_MIN).lt(x), x.lt(s(f32::INFINITY))),
     )
 }
 
-/// Gelu's erf form: [`gelu_lanes`] above −12; from −12 down, at ±∞ and NaN, the f64 rule rounded
-/// once (below −14.5 the result is −0).
+/// Gelu's erf form: [`gelu_lanes`] above −13; from −13 down (where the result nears the
+/// subnormal range), at +∞ and NaN, the f64 rule rounded once (below −14.5 the result is −0).
 #[inline(always)]
 pub fn gelu(x: f32) -> f32 {
     match gelu_lanes(x) {
