@@ -120,13 +120,9 @@ def floats(vals):
     return [v.replace(".e", ".0e") for v in vals]
 
 
-def rust(name, doc, rows):
-    errs = [e for _, e in rows]
-    cols = list(zip(*[r for r, _ in rows]))
-    out = [f"/// {line}".rstrip() for line in doc]
-    out.append(f"/// Largest relative error of the fit: 2^{np.log2(max(errs)):.1f}.")
-    out.append("#[allow(clippy::approx_constant)]")
-    out.append(f"pub(super) const {name}: [[f32; {len(rows)}]; {len(cols)}] = [")
+def columns(cols):
+    """The body of a Rust array of arrays, one inner array per column, four values a line."""
+    out = []
     for col in cols:
         vals = floats(col)
         out.append("    [")
@@ -134,6 +130,17 @@ def rust(name, doc, rows):
             out.append("        " + ", ".join(vals[k:k + 4]) + ",")
         out.append("    ],")
     out.append("];")
+    return out
+
+
+def rust(name, doc, rows):
+    errs = [e for _, e in rows]
+    cols = list(zip(*[r for r, _ in rows]))
+    out = [f"/// {line}".rstrip() for line in doc]
+    out.append(f"/// Largest relative error of the fit: 2^{np.log2(max(errs)):.1f}.")
+    out.append("#[allow(clippy::approx_constant)]")
+    out.append(f"pub(super) const {name}: [[f32; {len(rows)}]; {len(cols)}] = [")
+    out += columns(cols)
     for i, e in enumerate(errs):
         print(f"{name}[{i}]: 2^{np.log2(e):.1f}", file=sys.stderr)
     print(f"{name}: worst 2^{np.log2(max(errs)):.1f}", file=sys.stderr)
@@ -145,13 +152,7 @@ def exp2_text():
     out = ["/// 2^(j/32) for j = 0..31 as pairs: the high parts, then the low parts.",
            "#[allow(clippy::approx_constant)]",
            "pub(super) const EXP2_32: [[f32; 32]; 2] = ["]
-    for col in (hi, lo):
-        vals = floats(col)
-        out.append("    [")
-        for k in range(0, len(vals), 4):
-            out.append("        " + ", ".join(vals[k:k + 4]) + ",")
-        out.append("    ],")
-    out.append("];")
+    out += columns((hi, lo))
     out.append("")
     out.append("/// `a`, `b` in e^r ~ 1 + r + r² (a + b r) for |r| ≤ ln 2 / 64 (relative error of the fit:")
     out.append(f"/// 2^{np.log2(err):.1f}).")
