@@ -66,12 +66,16 @@ fn inputs() -> Vec<f32> {
         3.95,
         0.1275,
         1.4025,
-        // Gelu: its clamp and lowest input (12), the intervals' ends (0.5 wide below 1.5,
-        // quarter octaves from 1.5) and where x/2 becomes subnormal.
+        // Gelu: its clamp (15), lowest input (−13), where x Φ(−x) leaves x (12), the
+        // intervals' ends (eighth octaves of |x| + 1) and where x/2 becomes subnormal.
         1.5,
         12.0,
+        13.0,
         14.5,
+        15.0,
+        0.125,
         0.25,
+        3.0,
         0.75,
         1.25,
         1.75,

@@ -39,11 +39,10 @@ pub trait Lanes:
     fn all(m: Self::Mask) -> bool;
     /// `a` where the flag is set, `b` elsewhere.
     fn select(m: Self::Mask, a: Self, b: Self) -> Self;
-    /// `self` where `self < hi`, else `hi` (NaN gives `hi`: `minps` with `self` first).
-    fn below_or(self, hi: Self) -> Self;
     /// `−0` where `self < 0`, else `self` (NaN is kept: `maxps` with −0 first).
     fn or_neg_zero(self) -> Self;
-    /// `|self|` where it is below `hi`, else `hi` (for NaN either: `vrangeps` on AVX-512).
+    /// `|self|` where it is below `hi`, else `hi` (for NaN either: `vrangeps` on AVX-512,
+    /// `hi` elsewhere).
     fn abs_below(self, hi: Self) -> Self;
     /// `self · 2^⌊y⌋`, rounded once (so possibly to a subnormal or 0), for −190 ≤ ⌊y⌋ ≤ 63
     /// (not checked) and `self` a normal f32 or 0 of magnitude below 2^64: `vscalefps` on
@@ -125,16 +124,13 @@ impl Lanes for f32 {
         if m { a } else { b }
     }
     #[inline(always)]
-    fn below_or(self, hi: Self) -> Self {
-        if self < hi { self } else { hi }
-    }
-    #[inline(always)]
     fn or_neg_zero(self) -> Self {
         if -0.0 > self { -0.0 } else { self }
     }
     #[inline(always)]
     fn abs_below(self, hi: Self) -> Self {
-        self.abs().below_or(hi)
+        let a = self.abs();
+        if a < hi { a } else { hi }
     }
     #[inline(always)]
     fn scale_pow2(self, y: Self) -> Self {
@@ -283,10 +279,6 @@ pub(super) mod x86 {
             V512(unsafe { _mm512_mask_blend_ps(m, b.0, a.0) })
         }
         #[inline(always)]
-        fn below_or(self, hi: Self) -> Self {
-            V512(unsafe { _mm512_min_ps(self.0, hi.0) })
-        }
-        #[inline(always)]
         fn or_neg_zero(self) -> Self {
             V512(unsafe { _mm512_max_ps(_mm512_set1_ps(-0.0), self.0) })
         }
@@ -411,16 +403,13 @@ pub(super) mod x86 {
             V256(unsafe { _mm256_blendv_ps(b.0, a.0, m) })
         }
         #[inline(always)]
-        fn below_or(self, hi: Self) -> Self {
-            V256(unsafe { _mm256_min_ps(self.0, hi.0) })
-        }
-        #[inline(always)]
         fn or_neg_zero(self) -> Self {
             V256(unsafe { _mm256_max_ps(_mm256_set1_ps(-0.0), self.0) })
         }
         #[inline(always)]
         fn abs_below(self, hi: Self) -> Self {
-            self.abs().below_or(hi)
+            // `minps` with |self| first: NaN gives `hi`, as on the scalar path.
+            V256(unsafe { _mm256_min_ps(self.abs().0, hi.0) })
         }
         #[inline(always)]
         fn scale_pow2(self, y: Self) -> Self {

@@ -456,7 +456,7 @@ const GELU_LANE_MIN: f32 = -13.0;
 /// octaves): the low 5 bits, which a lookup takes, are those of 1's (`GELU_H_AT`) plus the
 /// interval. [`piecewise::GELU_H`] rotated by as much, so that no addition makes them 0 at 1.
 const GELU_H_AT: usize = (0x3f80_0000 >> 20) & 31;
-static GELU_H: [[f32; 32]; piecewise::GELU_H.len()] = rotated(piecewise::GELU_H, GELU_H_AT);
+static GELU_H_ROTATED: [[f32; 32]; piecewise::GELU_H.len()] = rotated(piecewise::GELU_H, GELU_H_AT);
 
 /// The columns of `table` moved `by` places on (circularly).
 const fn rotated<const ROWS: usize>(table: [[f32; 32]; ROWS], by: usize) -> [[f32; 32]; ROWS] {
@@ -472,6 +472,7 @@ const fn rotated<const ROWS: usize>(table: [[f32; 32]; ROWS], by: usize) -> [[f3
     }
     out
 }
+
 /// 1.5 · 2^18: a value of magnitude below 2^17 added to it is rounded to a multiple of 1/32,
 /// whose 32 times is left in the low bits of the sum's pattern (which is a multiple of 32).
 const SHIFT_32: f32 = 393_216.0;
@@ -502,7 +503,7 @@ const SHIFT_32: f32 = 393_216.0;
 pub fn gelu_lanes<V: Lanes>(x: V) -> (V, V::Mask) {
     let u = x.abs_below(s(GELU_TOP));
     let k = (u + s(1.0)).shr_add::<20>(0);
-    let (hh, hl) = piece(k, u, &GELU_H);
+    let (hh, hl) = piece(k, u, &GELU_H_ROTATED);
     // u²/2 = sh + sl exactly (u/2 is exact but below 2^-125, where the form's result does not
     // depend on it).
     let half = u * s(0.5);
@@ -526,10 +527,9 @@ pub fn gelu_lanes<V: Lanes>(x: V) -> (V, V::Mask) {
     let (ph, pl) = (eh.scale_pow2(y), el.scale_pow2(y));
     let z = x.or_neg_zero();
     let d = z - ph;
-    // (z − d is NaN for x = +∞ alone: taken as f32::MAX there, so that the result is +∞.)
-    let y = d - ((ph - (z - d)) + pl);
+    let gelu = d - ((ph - (z - d)) + pl);
     (
-        y,
+        gelu,
         V::both(s::<V>(GELU_LANE_MIN).lt(x), x.lt(s(f32::INFINITY))),
     )
 }
