@@ -341,6 +341,12 @@ unsafe fn store_block<T: Copy>(o: &mut [MaybeUninit<T>], v: &[T; LANES], stream:
                 std::mem::size_of::<[T; LANES]>() / LINE,
             )
         },
+        // A whole block as one copy of known size (vector moves): the element loop was
+        // compiled as 64 scalar stores.
+        // SAFETY: `o` holds LANES elements; `MaybeUninit<T>` has `T`'s layout.
+        _ if o.len() == LANES => unsafe {
+            std::ptr::copy_nonoverlapping(v.as_ptr(), o.as_mut_ptr() as *mut T, LANES)
+        },
         _ => {
             for (o, &v) in o.iter_mut().zip(v) {
                 o.write(v);
