@@ -92,6 +92,16 @@ def workloads():
     w["f32 relu(x*scale+bias), per channel"] = model("scale_bias_relu", ops.relu(ops.add(ops.multiply(a, scale), bias)), [a])
     a, b, c = param("a", f16), param("b", f16), param("c", f16)
     w["f16 a*b+c"] = model("f16_madd", ops.add(ops.multiply(a, b), c), [a, b, c])
+    # Fusion across a Convert: u8 pixels normalised per channel in f32, and an f32 chain
+    # written as f16.
+    a = param("a", ov.Type.u8)
+    mean = ops.constant(np.linspace(100, 140, 64, dtype=np.float32).reshape([1, 64, 1, 1]))
+    inv_std = ops.constant(np.linspace(0.015, 0.02, 64, dtype=np.float32).reshape([1, 64, 1, 1]))
+    x = ops.multiply(ops.subtract(ops.convert(a, f32), mean), inv_std)
+    w["u8 -> f32 (x-mean)*inv_std"] = model("u8_normalise", x, [a])
+    a = param("a", f32)
+    x = ops.convert(ops.add(ops.multiply(a, scale), bias), f16)
+    w["f32 x*scale+bias -> f16"] = model("to_f16", x, [a])
     return w
 
 

@@ -243,6 +243,22 @@ fn tensor(rng: &mut Rng, ty: &str, shape: &[usize]) -> Tensor {
         "i8" => ints::<i8>(shape, int(rng, -128, 127)),
         "u8" => ints::<u8>(shape, int(rng, 1, 255)),
         "i64" => ints::<i64>(shape, int(rng, -5000, 5000)),
+        "f64" => arr(
+            shape,
+            (0..n)
+                .map(|_| (rng.next() % 200_001) as f64 / 1000.0 - 100.0)
+                .collect::<Vec<f64>>(),
+        ),
+        "bf16" => arr(
+            shape,
+            (0..n)
+                .map(|_| half::bf16::from_f32((rng.next() % 2001) as f32 / 10.0 - 100.0))
+                .collect::<Vec<half::bf16>>(),
+        ),
+        "boolean" => arr(
+            shape,
+            (0..n).map(|_| rng.below(2) == 0).collect::<Vec<bool>>(),
+        ),
         other => panic!("no generator for {other}"),
     }
 }
@@ -602,6 +618,345 @@ fn chains_over_long_broadcast_runs_match_layer_by_layer() {
                 "case {n}\n{xml}"
             );
         }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// One layer of [`mixed_case`]: `kind` with `data`, reading `inputs`, its output of `shape`
+/// and element type `ty`.
+fn layer(
+    xml: &mut String,
+    id: usize,
+    kind: &str,
+    data: &str,
+    inputs: &[(&[usize], &str)],
+    out: (&[usize], &str),
+) {
+    let ports: String = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, (s, t))| {
+            format!(
+                "<port id=\"{i}\" precision=\"{}\">{}</port>",
+                t.to_uppercase(),
+                dims(s)
+            )
+        })
+        .collect();
+    let version = match kind {
+        "Convert" | "Subtract" | "Add" | "Multiply" | "Maximum" | "Divide" | "Exp" | "Relu"
+        | "Abs" | "Floor" | "Tanh" | "Sigmoid" | "Negative" | "SquaredDifference" => "opset1",
+        other => panic!("no version for {other}"),
+    };
+    writeln!(
+        xml,
+        "<layer id=\"{id}\" name=\"l{id}\" type=\"{kind}\" version=\"{version}\">{data}<input>{ports}</input><output><port id=\"{}\" precision=\"{}\" names=\"l{id}\">{}</port></output></layer>",
+        inputs.len(),
+        out.1.to_uppercase(),
+        dims(out.0)
+    )
+    .unwrap();
+}
+
+/// A random graph whose values change element type through Convert layers: Parameters of
+/// several types (`boolean` too, read only through a Convert), Converts to any numeric type,
+/// unary and binary layers on values of one type (a Convert is inserted where the operands'
+/// types differ).
+fn mixed_case(rng: &mut Rng) -> Case {
+    const TYPES: [&str; 7] = ["f32", "f16", "bf16", "f64", "i32", "u8", "i64"];
+    let full: Vec<usize> = match rng.below(3) {
+        0 => vec![2 + rng.below(5)],
+        1 => vec![2, 3, 1 + rng.below(5)],
+        // Several tiles and parallel chunks.
+        _ => vec![2, 260, 130],
+    };
+    let mut xml =
+        String::from("<?xml version=\"1.0\"?>\n<net name=\"mixed\" version=\"11\">\n<layers>\n");
+    let params = 1 + rng.below(3);
+    // (shape, element type) of each value, by layer id; each value's output port.
+    let mut values: Vec<(Vec<usize>, &str)> = Vec::new();
+    let mut out_port: Vec<usize> = Vec::new();
+    let mut inputs = Vec::new();
+    for p in 0..params {
+        let mut s = full.clone();
+        if p > 0 {
+            for d in s.iter_mut() {
+                if rng.below(3) == 0 {
+                    *d = 1;
+                }
+            }
+        }
+        let ty = if rng.below(6) == 0 {
+            "boolean"
+        } else {
+            TYPES[rng.below(TYPES.len())]
+        };
+        parameter(&mut xml, p, &s, ty);
+        let t = tensor(rng, ty, &s);
+        let t = if ty == "f32" && rng.below(2) == 0 {
+            with_specials(t, rng)
+        } else {
+            t
+        };
+        inputs.push((format!("p{p}"), t));
+        values.push((s, ty));
+        out_port.push(0);
+    }
+    let mut edges = Vec::new();
+    let mut results = Vec::new();
+    let layers = 2 + rng.below(10);
+    let convert = |xml: &mut String,
+                   edges: &mut Vec<(usize, usize, usize, usize)>,
+                   values: &mut Vec<(Vec<usize>, &'static str)>,
+                   out_port: &mut Vec<usize>,
+                   x: usize,
+                   to: &'static str| {
+        let id = values.len();
+        let (s, t) = values[x].clone();
+        layer(
+            xml,
+            id,
+            "Convert",
+            &format!("<data destination_type=\"{to}\"/>"),
+            &[(&s, t)],
+            (&s, to),
+        );
+        edges.push((x, out_port[x], id, 0));
+        values.push((s, to));
+        out_port.push(1);
+        id
+    };
+    for _ in 0..layers {
+        let x = rng.below(values.len());
+        let r = rng.below(10);
+        let id = if r < 3 || values[x].1 == "boolean" {
+            let to = TYPES[rng.below(TYPES.len())];
+            convert(&mut xml, &mut edges, &mut values, &mut out_port, x, to)
+        } else if r < 5 {
+            let (s, t) = values[x].clone();
+            let kinds: &[&str] = if t.starts_with('f') || t == "bf16" {
+                &["Exp", "Relu", "Abs", "Floor", "Tanh", "Sigmoid"]
+            } else if t.starts_with('u') {
+                &["Abs", "Relu"]
+            } else {
+                &["Abs", "Relu", "Negative"]
+            };
+            let id = values.len();
+            layer(
+                &mut xml,
+                id,
+                kinds[rng.below(kinds.len())],
+                "",
+                &[(&s, t)],
+                (&s, t),
+            );
+            edges.push((x, out_port[x], id, 0));
+            values.push((s, t));
+            out_port.push(1);
+            id
+        } else {
+            let t = values[x].1;
+            let same: Vec<usize> = (0..values.len()).filter(|&v| values[v].1 == t).collect();
+            let y = if rng.below(3) == 0 {
+                let z = rng.below(values.len());
+                convert(&mut xml, &mut edges, &mut values, &mut out_port, z, t)
+            } else {
+                same[rng.below(same.len())]
+            };
+            let out = broadcast(&values[x].0, &values[y].0);
+            let kind = [
+                "Subtract",
+                "Add",
+                "Multiply",
+                "Maximum",
+                "Divide",
+                "SquaredDifference",
+            ][rng.below(6)];
+            let id = values.len();
+            let (sx, sy) = (values[x].0.clone(), values[y].0.clone());
+            layer(
+                &mut xml,
+                id,
+                kind,
+                "<data auto_broadcast=\"numpy\"/>",
+                &[(&sx, t), (&sy, t)],
+                (&out, t),
+            );
+            edges.push((x, out_port[x], id, 0));
+            edges.push((y, out_port[y], id, 1));
+            values.push((out, t));
+            out_port.push(2);
+            id
+        };
+        if rng.below(6) == 0 {
+            results.push(id);
+        }
+    }
+    results.push(values.len() - 1);
+    results.dedup();
+    for (next, &r) in (values.len()..).zip(&results) {
+        writeln!(
+            xml,
+            "<layer id=\"{next}\" name=\"r{r}\" type=\"Result\" version=\"opset1\"><input><port id=\"0\" precision=\"{}\">{}</port></input></layer>",
+            values[r].1.to_uppercase(),
+            dims(&values[r].0)
+        )
+        .unwrap();
+        edges.push((r, out_port[r], next, 0));
+    }
+    xml.push_str("</layers>\n<edges>\n");
+    for (from, from_port, to, port) in edges {
+        writeln!(
+            xml,
+            "<edge from-layer=\"{from}\" from-port=\"{from_port}\" to-layer=\"{to}\" to-port=\"{port}\"/>"
+        )
+        .unwrap();
+    }
+    xml.push_str("</edges>\n</net>\n");
+    Case { xml, inputs }
+}
+
+/// Groups with Converts in them (parts of several element types computed in one pass, a
+/// Convert's tiles converted between them) give the bits and errors of layer-by-layer
+/// execution.
+#[test]
+fn groups_across_converts_match_layer_by_layer() {
+    let dir = std::env::temp_dir().join(format!("ovir-mixed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut rng = Rng(0xC0_4E57);
+    let (mut ok, mut failed) = (0, 0);
+    for n in 0..300 {
+        let c = mixed_case(&mut rng);
+        let xml = dir.join(format!("mixed{n}.xml"));
+        std::fs::write(&xml, &c.xml).unwrap();
+        let model = Model::load(&xml).unwrap_or_else(|e| panic!("case {n}: {e}\n{}", c.xml));
+        let fused = model.run(c.inputs.clone());
+        let plain = model.run_observed(c.inputs, |_| Ok(()));
+        match (fused, plain) {
+            (Ok(f), Ok(p)) => {
+                for (x, y) in f.iter().zip(&p) {
+                    assert_eq!(x.name, y.name, "case {n}");
+                    assert_eq!(x.tensor.element_type(), y.tensor.element_type());
+                    assert_eq!(
+                        x.tensor.to_le_bytes(),
+                        y.tensor.to_le_bytes(),
+                        "case {n}: {}\n{}",
+                        x.name,
+                        c.xml
+                    );
+                }
+                ok += 1;
+            }
+            (Err(f), Err(p)) => {
+                assert_eq!(f.to_string(), p.to_string(), "case {n}\n{}", c.xml);
+                failed += 1;
+            }
+            (f, p) => panic!("case {n}: fused {f:?}, layer by layer {p:?}\n{}", c.xml),
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(ok > 200 && failed > 0, "{ok} ran, {failed} failed");
+}
+
+/// A group across a Convert is one pass: its intermediates (of either type) take no memory.
+/// Under a budget of the inputs and the output alone, the fused runs succeed, where layer by
+/// layer the first intermediate would not fit (E604).
+#[test]
+fn groups_across_converts_need_no_intermediates() {
+    let n = 1usize << 20;
+    let dir = std::env::temp_dir().join(format!("ovir-mixed-budget-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // u8 → f32, times b, plus b; and f32 times b, to f16.
+    let cases: [(&str, &str, &str, usize, usize); 2] =
+        [("u8", "f32", "start", 1, 4), ("f32", "f16", "end", 4, 2)];
+    for (from, to, place, in_size, out_size) in cases {
+        let mut xml = String::from(
+            "<?xml version=\"1.0\"?>\n<net name=\"budget\" version=\"11\">\n<layers>\n",
+        );
+        parameter(&mut xml, 0, &[n], from);
+        let compute = if place == "start" { to } else { from };
+        parameter(&mut xml, 1, &[1], compute);
+        let big: &[usize] = &[n];
+        let one: &[usize] = &[1];
+        let edges = if place == "start" {
+            layer(
+                &mut xml,
+                2,
+                "Convert",
+                &format!("<data destination_type=\"{to}\"/>"),
+                &[(big, from)],
+                (big, to),
+            );
+            layer(
+                &mut xml,
+                3,
+                "Multiply",
+                "<data auto_broadcast=\"numpy\"/>",
+                &[(big, to), (one, to)],
+                (big, to),
+            );
+            layer(
+                &mut xml,
+                4,
+                "Add",
+                "<data auto_broadcast=\"numpy\"/>",
+                &[(big, to), (one, to)],
+                (big, to),
+            );
+            "<edge from-layer=\"0\" from-port=\"0\" to-layer=\"2\" to-port=\"0\"/><edge from-layer=\"2\" from-port=\"1\" to-layer=\"3\" to-port=\"0\"/><edge from-layer=\"1\" from-port=\"0\" to-layer=\"3\" to-port=\"1\"/><edge from-layer=\"3\" from-port=\"2\" to-layer=\"4\" to-port=\"0\"/><edge from-layer=\"1\" from-port=\"0\" to-layer=\"4\" to-port=\"1\"/><edge from-layer=\"4\" from-port=\"2\" to-layer=\"5\" to-port=\"0\"/>"
+        } else {
+            layer(
+                &mut xml,
+                2,
+                "Multiply",
+                "<data auto_broadcast=\"numpy\"/>",
+                &[(big, from), (one, from)],
+                (big, from),
+            );
+            layer(
+                &mut xml,
+                3,
+                "Add",
+                "<data auto_broadcast=\"numpy\"/>",
+                &[(big, from), (one, from)],
+                (big, from),
+            );
+            layer(
+                &mut xml,
+                4,
+                "Convert",
+                &format!("<data destination_type=\"{to}\"/>"),
+                &[(big, from)],
+                (big, to),
+            );
+            "<edge from-layer=\"0\" from-port=\"0\" to-layer=\"2\" to-port=\"0\"/><edge from-layer=\"1\" from-port=\"0\" to-layer=\"2\" to-port=\"1\"/><edge from-layer=\"2\" from-port=\"2\" to-layer=\"3\" to-port=\"0\"/><edge from-layer=\"1\" from-port=\"0\" to-layer=\"3\" to-port=\"1\"/><edge from-layer=\"3\" from-port=\"2\" to-layer=\"4\" to-port=\"0\"/><edge from-layer=\"4\" from-port=\"1\" to-layer=\"5\" to-port=\"0\"/>"
+        };
+        writeln!(
+            xml,
+            "<layer id=\"5\" name=\"r\" type=\"Result\" version=\"opset1\"><input><port id=\"0\" precision=\"{}\">{}</port></input></layer>\n</layers>\n<edges>\n{edges}\n</edges>\n</net>",
+            to.to_uppercase(),
+            dims(big)
+        )
+        .unwrap();
+        let path = dir.join(format!("{place}.xml"));
+        std::fs::write(&path, &xml).unwrap();
+        let mut model = Model::load(&path).unwrap_or_else(|e| panic!("{e}\n{xml}"));
+        let mut rng = Rng(3);
+        let inputs = vec![
+            ("p0".to_string(), tensor(&mut rng, from, &[n])),
+            ("p1".to_string(), tensor(&mut rng, compute, &[1])),
+        ];
+        let want = model.run_observed(inputs.clone(), |_| Ok(())).unwrap();
+        let scalar = if compute == "f32" { 4 } else { 2 };
+        let (inputs_bytes, out_bytes) = ((n * in_size + scalar) as u64, (n * out_size) as u64);
+        model.set_memory_limit(inputs_bytes + out_bytes + 4096);
+        let got = model
+            .run(inputs.clone())
+            .unwrap_or_else(|e| panic!("{place}: {e}"));
+        assert_eq!(got[0].tensor.to_le_bytes(), want[0].tensor.to_le_bytes());
+        // Without room for the output, the fused run is refused too: the budget is real.
+        model.set_memory_limit(inputs_bytes + out_bytes / 2);
+        assert_eq!(model.run(inputs).unwrap_err().code(), "E604", "{place}");
     }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -125,6 +125,15 @@ pub(super) fn run(
                 .ok_or_else(|| (root, missing()))
         })
         .collect::<Result<_, _>>()?;
+    if kinds.iter().any(|(_, k)| k.converts_to().is_some()) {
+        if members.len() == 1 {
+            // A lone Convert: the op's own evaluation (packed weight types, any layout).
+            drop(tensors);
+            return one_by_one(g, members, values, budget);
+        }
+        let kinds: Vec<&dyn Fusable> = kinds.iter().map(|(_, k)| *k).collect();
+        return super::mixed::run(g, members, &operands, &kinds, tensors, values, budget);
+    }
     let ty = tensors[0].element_type();
     // Shapes step by step; any mismatch, or an intermediate of another shape than the
     // output, runs the layers one by one (which reports errors as such).
@@ -202,7 +211,7 @@ pub(super) fn run(
     })
 }
 
-enum Stop {
+pub(super) enum Stop {
     Failed(kernel::Failure),
     /// An error, at a step.
     Eval(EvalError, usize),
@@ -238,9 +247,7 @@ fn compute<T: Element + kernel::Chain>(
     let data: Vec<Cow<'_, [T]>> = tensors
         .iter()
         .map(|t| match t {
-            Some(Value::Tensor(t)) => kernel::contiguous::<T>(t).ok_or_else(internal),
-            // A Const, read where it lies in the weights file.
-            Some(Value::Mapped(m)) => Ok(crate::tensor::le_slice::<T>(m.bytes)),
+            Some(v) => leaf_data::<T>(v).ok_or_else(internal),
             None => Ok(Cow::Borrowed(&[][..])),
         })
         .collect::<Result<_, _>>()?;
@@ -259,9 +266,18 @@ fn compute<T: Element + kernel::Chain>(
     Ok(Arc::new(T::wrap(array)))
 }
 
+/// A leaf's elements in row-major order (`None` if it is not of type `T`): a tensor's (copied
+/// only if laid out otherwise), or a Const's, read where it lies in the weights file.
+pub(super) fn leaf_data<'a, T: Element>(v: &'a Value<'_>) -> Option<Cow<'a, [T]>> {
+    match v {
+        Value::Tensor(t) => kernel::contiguous::<T>(t),
+        Value::Mapped(m) => (m.ty == T::TYPE).then(|| crate::tensor::le_slice::<T>(m.bytes)),
+    }
+}
+
 /// How each step combines the running value with its other operand, if the steps form a
 /// linear chain (each reads the step before it and one leaf); `None` otherwise.
-fn links(steps: &[Step], kinds: &[&dyn Fusable]) -> Option<Vec<Link>> {
+pub(super) fn links(steps: &[Step], kinds: &[&dyn Fusable]) -> Option<Vec<Link>> {
     steps
         .iter()
         .zip(kinds)

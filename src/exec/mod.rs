@@ -8,6 +8,7 @@
 
 pub mod fold;
 mod group;
+mod mixed;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -284,6 +284,13 @@ pub trait Fusable: Send + Sync {
     fn data_inputs(&self) -> usize {
         2
     }
+
+    /// For a Convert, the element type it converts to: a member of a fused group where the
+    /// group's element type changes (it has no kernel: the parts on either side are computed
+    /// in their own types and the tiles converted between them).
+    fn converts_to(&self) -> Option<ElementType> {
+        None
+    }
 }
 
 /// A fusable op's kernel for `T`.

@@ -8,8 +8,9 @@ use super::simd::stream_fence;
 use super::{ElemError, Out};
 use super::{RunResult, Src, contiguous, filled, in_parts};
 use crate::broadcast::{AutoBroadcast, Plan};
+use crate::num::Cast;
 use crate::ops::EvalError;
-use crate::tensor::{Element, Tensor, unravel};
+use crate::tensor::{Element, Tensor, TypeSet, unravel};
 
 /// One elementwise step's loops for element type `T`, monomorphised per op and type: the op's
 /// loop over one run, and its loop over every broadcast run of a lone step, so that a run
@@ -151,6 +152,21 @@ pub fn fused<T: Element>(
     kernels: &[&dyn StepKernel<T>],
     chain: Option<(ChainFns<T>, &[Link])>,
 ) -> Result<Vec<T>, Failure> {
+    fused_from(steps, leaves, &[], reuse, kernels, chain)
+}
+
+/// [`fused`] where some leaves are made tile by tile by a [`TileSource`] (`sources[l]`, for
+/// leaf `l`; `leaves[l]` is then not read): a leaf of another element type converted, or a
+/// group of another type computed and converted (a Convert between two parts of a fused
+/// group). A sourced leaf has the output's shape and is never written over.
+pub fn fused_from<T: Element>(
+    steps: &[Step],
+    leaves: &[&[T]],
+    sources: &[Option<&dyn TileSource<T>>],
+    reuse: Option<(usize, Vec<T>)>,
+    kernels: &[&dyn StepKernel<T>],
+    chain: Option<(ChainFns<T>, &[Link])>,
+) -> Result<Vec<T>, Failure> {
     let Some(last) = steps.last() else {
         return Ok(Vec::new());
     };
@@ -167,60 +183,10 @@ pub fn fused<T: Element>(
         },
         None => &mut data.spare_capacity_mut()[..n],
     };
-    // Whether some step reads a leaf that is neither full-size (read in place) nor one value
-    // (repeated): such a leaf is gathered tile by tile.
-    let gathers = steps.iter().flat_map(|s| [s.x, s.y]).any(|o| match o {
-        Operand::Leaf(l) => Some(l) != alias && leaves[l].len() != n && leaves[l].len() != 1,
-        Operand::Step(_) => false,
-    });
-    // A lone step whose broadcast operand changes only every `RUN_MIN` or more elements is
-    // computed run by run, each operand read where it lies (in place or one value repeated):
-    // gathering it would cost a pass over each tile.
-    let by_runs = steps.len() == 1
-        && gathers
-        && alias.is_none()
-        && last.plan.dims().last().is_some_and(|&d| d >= RUN_MIN);
-    // A chain whose broadcast operands change only every `RUN_MIN` or more elements (as in
-    // `(x - mean) / std` over rows) reads them in place, run by run, rather than gathering
-    // them into tile buffers (which cost as much as the chain itself).
-    let by_segments = gathers
-        && alias.is_none()
-        && chain.is_some_and(|(_, links)| {
-            chain_feeds(steps, links).all(|(step, side)| match side {
-                None => true,
-                Some((_, Operand::Leaf(l))) => {
-                    leaves[l].len() == n
-                        || leaves[l].len() == 1
-                        || step.plan.dims().last().is_some_and(|&d| d >= RUN_MIN)
-                }
-                Some((_, Operand::Step(_))) => false,
-            })
-        });
     // An output far larger than the caches, and not read just before (as a reused leaf is),
     // bypasses them: no read of each line before it is overwritten.
     let stream = alias.is_none() && n.saturating_mul(std::mem::size_of::<T>()) >= STREAM_MIN;
-    // A lone step or a chain in registers with nothing to gather or copy has no tile buffers
-    // to keep in the caches: it runs over whole chunks (for chain of 8 on `[64,64,64,64]`,
-    // 7.3 ms at one thread against 10.2 ms in tiles of 4096, and 8.3–9.3 in tiles of
-    // 6144–12288). Anything else goes tile by tile.
-    let tile = if alias.is_none() && !gathers && (steps.len() == 1 || chain.is_some()) {
-        usize::MAX
-    } else {
-        TILE
-    };
-    let group = Group {
-        stream,
-        n,
-        gathers,
-        steps,
-        leaves,
-        alias,
-        tile,
-        kernels,
-        chain,
-        by_runs,
-        by_segments,
-    };
+    let group = Group::new(steps, leaves, sources, alias, kernels, chain, stream);
     if let Some(f) = in_parts(out, PART, |at, o| group.chunk(at, o), |f| (f.step, f.at)) {
         return Err(f);
     }
@@ -241,6 +207,8 @@ struct Group<'g, T> {
     gathers: bool,
     steps: &'g [Step],
     leaves: &'g [&'g [T]],
+    /// Leaves made tile by tile (by leaf; shorter than `leaves` when the last have none).
+    sources: &'g [Option<&'g dyn TileSource<T>>],
     alias: Option<usize>,
     tile: usize,
     kernels: &'g [&'g dyn StepKernel<T>],
@@ -250,6 +218,82 @@ struct Group<'g, T> {
     /// Whether the group is a chain computed over the stretches where each broadcast operand
     /// is one run (see [`fused`]).
     by_segments: bool,
+}
+
+impl<'g, T: Element> Group<'g, T> {
+    /// How a group computes (see [`fused_from`]): `alias` the leaf written over, `stream`
+    /// whether the output is written with non-temporal stores.
+    fn new(
+        steps: &'g [Step],
+        leaves: &'g [&'g [T]],
+        sources: &'g [Option<&'g dyn TileSource<T>>],
+        alias: Option<usize>,
+        kernels: &'g [&'g dyn StepKernel<T>],
+        chain: Option<(ChainFns<T>, &'g [Link])>,
+        stream: bool,
+    ) -> Self {
+        let n = steps.last().map_or(0, |s| s.plan.len());
+        // Whether some step reads a leaf that is neither full-size (read in place) nor one value
+        // (repeated): such a leaf is gathered tile by tile.
+        let sourced = sources.iter().any(Option::is_some);
+        let gathers = sourced
+            || steps.iter().flat_map(|s| [s.x, s.y]).any(|o| match o {
+                Operand::Leaf(l) => {
+                    Some(l) != alias && leaves[l].len() != n && leaves[l].len() != 1
+                }
+                Operand::Step(_) => false,
+            });
+        // A lone step whose broadcast operand changes only every `RUN_MIN` or more elements is
+        // computed run by run, each operand read where it lies (in place or one value repeated):
+        // gathering it would cost a pass over each tile.
+        let by_runs = steps.len() == 1
+            && gathers
+            && !sourced
+            && alias.is_none()
+            && steps
+                .last()
+                .is_some_and(|s| s.plan.dims().last().is_some_and(|&d| d >= RUN_MIN));
+        // A chain whose broadcast operands change only every `RUN_MIN` or more elements (as in
+        // `(x - mean) / std` over rows) reads them in place, run by run, rather than gathering
+        // them into tile buffers (which cost as much as the chain itself).
+        let by_segments = gathers
+            && !sourced
+            && alias.is_none()
+            && chain.is_some_and(|(_, links)| {
+                chain_feeds(steps, links).all(|(step, side)| match side {
+                    None => true,
+                    Some((_, Operand::Leaf(l))) => {
+                        leaves[l].len() == n
+                            || leaves[l].len() == 1
+                            || step.plan.dims().last().is_some_and(|&d| d >= RUN_MIN)
+                    }
+                    Some((_, Operand::Step(_))) => false,
+                })
+            });
+        // A lone step or a chain in registers with nothing to gather or copy has no tile buffers
+        // to keep in the caches: it runs over whole chunks (for chain of 8 on `[64,64,64,64]`,
+        // 7.3 ms at one thread against 10.2 ms in tiles of 4096, and 8.3–9.3 in tiles of
+        // 6144–12288). Anything else goes tile by tile.
+        let tile = if alias.is_none() && !gathers && (steps.len() == 1 || chain.is_some()) {
+            usize::MAX
+        } else {
+            TILE
+        };
+        Group {
+            stream,
+            n,
+            gathers,
+            steps,
+            leaves,
+            sources,
+            alias,
+            tile,
+            kernels,
+            chain,
+            by_runs,
+            by_segments,
+        }
+    }
 }
 
 /// Broadcast runs at least this long are computed in place rather than gathered (a lone
@@ -524,7 +568,7 @@ impl<T: Element> Group<'_, T> {
     ) -> Src<'a, T> {
         let (g0, len) = (tile.g0, tile.len);
         // SAFETY (the `filled` calls): earlier steps filled their whole tile, `own` holds the
-        // tile's copy of the reused leaf, and `gather` writes the whole tile.
+        // tile's copy of the reused leaf, and a source and `gather` write the whole tile.
         match if first { step.x } else { step.y } {
             Operand::Step(j) => Src::Slice(unsafe { filled(&tile.done[j], len) }),
             Operand::Leaf(l) if Some(l) == self.alias => {
@@ -532,7 +576,10 @@ impl<T: Element> Group<'_, T> {
             }
             Operand::Leaf(l) => {
                 let leaf = self.leaves[l];
-                if leaf.len() == self.n {
+                if let Some(Some(source)) = self.sources.get(l) {
+                    source.fill(g0, &mut buf[..len]);
+                    Src::Slice(unsafe { filled(buf, len) })
+                } else if leaf.len() == self.n {
                     Src::Slice(&leaf[g0..g0 + len])
                 } else if leaf.len() == 1 {
                     Src::Repeat(leaf[0])
@@ -554,6 +601,164 @@ struct Tile<'a, T> {
     own: &'a [MaybeUninit<T>],
     g0: usize,
     len: usize,
+}
+
+/// A leaf of a fused group made tile by tile: `fill` writes output elements
+/// `g0..g0 + out.len()` of the leaf (which has the group's output shape) into `out`, every one
+/// of them. Sources cannot fail.
+pub trait TileSource<T>: Sync {
+    fn fill(&self, g0: usize, out: &mut [MaybeUninit<T>]);
+}
+
+/// `src` converted element by element as Convert-1 converts (`num::Cast`); f32 to and from
+/// f16 (F16C, 8 or 16 at a time) and bf16 (bit operations) by the conversions the narrow
+/// kernels use, which give the same bits (`tests::tile_conversions_are_convert_s`).
+pub(crate) fn convert_into<A: Cast, T: Cast>(src: &[A], out: &mut [MaybeUninit<T>]) {
+    use half::{bf16, f16};
+    let n = src.len().min(out.len());
+    let (src, out) = (&src[..n], &mut out[..n]);
+    if let (Some(s), Some(o)) = (same::<A, f32>(src), same_mut::<T, f16>(out)) {
+        return super::narrow::narrow_f16(s, o);
+    }
+    if let (Some(s), Some(o)) = (same::<A, f16>(src), same_mut::<T, f32>(out)) {
+        return super::narrow::widen_f16(s, o);
+    }
+    if let (Some(s), Some(o)) = (same::<A, f32>(src), same_mut::<T, bf16>(out)) {
+        return super::vectorised(
+            #[inline(always)]
+            || {
+                for (o, &x) in o.iter_mut().zip(s) {
+                    o.write(super::narrow::bf16_from_f32(x));
+                }
+            },
+        );
+    }
+    if let (Some(s), Some(o)) = (same::<A, bf16>(src), same_mut::<T, f32>(out)) {
+        return super::vectorised(
+            #[inline(always)]
+            || {
+                for (o, &x) in o.iter_mut().zip(s) {
+                    // A signalling NaN is quietened, as Convert-1 does.
+                    let f = super::narrow::bf16_to_f32(x);
+                    o.write(if f.is_nan() {
+                        f32::from_bits(f.to_bits() | 0x0040_0000)
+                    } else {
+                        f
+                    });
+                }
+            },
+        );
+    }
+    super::vectorised(
+        #[inline(always)]
+        || {
+            for (o, &x) in out.iter_mut().zip(src) {
+                o.write(T::from_num(x.to_num()));
+            }
+        },
+    )
+}
+
+/// `s` as a slice of `B` when `A` is `B`.
+#[inline(always)]
+fn same<A: 'static, B: 'static>(s: &[A]) -> Option<&[B]> {
+    (std::any::TypeId::of::<A>() == std::any::TypeId::of::<B>())
+        // SAFETY: `A` and `B` are the same type.
+        .then(|| unsafe { std::slice::from_raw_parts(s.as_ptr() as *const B, s.len()) })
+}
+
+/// `s` as a slice of `MaybeUninit<B>` when `A` is `B`.
+#[inline(always)]
+fn same_mut<A: 'static, B: 'static>(s: &mut [MaybeUninit<A>]) -> Option<&mut [MaybeUninit<B>]> {
+    (std::any::TypeId::of::<A>() == std::any::TypeId::of::<B>()).then(|| {
+        // SAFETY: `A` and `B` are the same type.
+        unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut MaybeUninit<B>, s.len()) }
+    })
+}
+
+/// A tensor of another element type, converted as it is read (a Convert of a value computed
+/// outside the group).
+pub struct Converted<'a, A>(pub &'a [A]);
+
+impl<A: Cast, T: Cast> TileSource<T> for Converted<'_, A> {
+    fn fill(&self, g0: usize, out: &mut [MaybeUninit<T>]) {
+        convert_into(&self.0[g0..g0 + out.len()], out)
+    }
+}
+
+/// A part of a fused group of another (float) element type than the part that reads it,
+/// computed tile by tile and converted (a Convert between two parts of a group).
+pub struct Part<'g, A>(Group<'g, A>);
+
+impl<'g, A: Element> Part<'g, A> {
+    /// The part whose steps, leaves and kernels are given as to [`fused_from`]; `None` unless
+    /// `A` is a float type (their steps cannot fail, which a source must not).
+    pub fn new(
+        steps: &'g [Step],
+        leaves: &'g [&'g [A]],
+        sources: &'g [Option<&'g dyn TileSource<A>>],
+        kernels: &'g [&'g dyn StepKernel<A>],
+        chain: Option<(ChainFns<A>, &'g [Link])>,
+    ) -> Option<Self> {
+        TypeSet::FLOAT.contains(A::TYPE).then(|| {
+            Part(Group::new(
+                steps, leaves, sources, None, kernels, chain, false,
+            ))
+        })
+    }
+}
+
+impl<A: Element + Cast, T: Cast> TileSource<T> for Part<'_, A> {
+    fn fill(&self, g0: usize, out: &mut [MaybeUninit<T>]) {
+        let mut buf: Vec<MaybeUninit<A>> = vec![MaybeUninit::uninit(); out.len()];
+        if self.0.chunk(g0, &mut buf).is_some() {
+            // Float steps do not fail (`Part::new`); were one to, its tile is made defined.
+            debug_assert!(false, "a float step failed");
+            buf.fill(MaybeUninit::new(A::default()));
+        }
+        // SAFETY: the steps wrote every element of the tile (no failure, checked above).
+        convert_into(unsafe { filled(&buf, out.len()) }, out)
+    }
+}
+
+/// Elements per tile of [`sourced`]. A part below a Convert reads its inputs from memory
+/// tile by tile between the conversions of its tiles; shorter tiles let those reads and the
+/// output's writes overlap more. `f32 relu(x) → f16` on `[64,64,64,64]` at one thread: 6.1 ms
+/// in tiles of 4096, 4.7–4.9 in tiles of 1024–2048, 7.8 in tiles of 256 (the set-up per tile).
+const SOURCE_TILE: usize = 2048;
+
+/// The output of `n` elements made by `source` alone (a group ending in a Convert), tile by
+/// tile, in parallel chunks; an output of [`STREAM_MIN`] bytes or more is made in a tile
+/// buffer and copied out with non-temporal stores, as fused groups write theirs.
+pub fn sourced<T: Element>(n: usize, source: &dyn TileSource<T>) -> Vec<T> {
+    let mut data: Vec<T> = Vec::with_capacity(n);
+    let stream = n.saturating_mul(std::mem::size_of::<T>()) >= STREAM_MIN;
+    in_parts(
+        &mut data.spare_capacity_mut()[..n],
+        PART,
+        |at, o| {
+            let len = if stream { SOURCE_TILE.min(o.len()) } else { 0 };
+            let mut buf = vec![MaybeUninit::uninit(); len];
+            for (k, tile) in o.chunks_mut(SOURCE_TILE).enumerate() {
+                if stream {
+                    let len = tile.len();
+                    source.fill(at + k * SOURCE_TILE, &mut buf[..len]);
+                    // SAFETY: a source writes every element it is given.
+                    super::simd::stream_copy(unsafe { filled(&buf, len) }, tile);
+                } else {
+                    source.fill(at + k * SOURCE_TILE, tile);
+                }
+            }
+            if stream {
+                stream_fence();
+            }
+            None::<()>
+        },
+        |_| (),
+    );
+    // SAFETY: the chunks cover `0..n` and a source writes every element it is given.
+    unsafe { data.set_len(n) };
+    data
 }
 
 /// Computes a unary step's kernel on every element of `x` (a step whose operands are both `x`).
@@ -609,4 +814,102 @@ pub fn binary<T: Element>(
         }
     })?;
     Ok(T::wrap(array))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::mem::MaybeUninit;
+
+    use half::{bf16, f16};
+
+    use super::convert_into;
+    use crate::num::Cast;
+
+    /// `convert_into(src)` against Convert-1's rule for one value, bit for bit.
+    fn agrees<A: Cast, T: Cast + Bytes>(src: &[A]) {
+        let mut out = vec![MaybeUninit::<T>::uninit(); src.len()];
+        convert_into(src, &mut out);
+        for (k, (o, &x)) in out.iter().zip(src).enumerate() {
+            // SAFETY: `convert_into` writes every element.
+            let got = unsafe { o.assume_init() };
+            let want = T::from_num(x.to_num());
+            assert!(
+                got.to_le_bytes_vec() == want.to_le_bytes_vec(),
+                "{:?} -> {:?}, element {k}",
+                A::TYPE,
+                T::TYPE
+            );
+        }
+    }
+
+    trait Bytes {
+        fn to_le_bytes_vec(&self) -> Vec<u8>;
+    }
+    macro_rules! bytes {
+        ($($t:ty)*) => {$(impl Bytes for $t {
+            fn to_le_bytes_vec(&self) -> Vec<u8> { self.to_le_bytes().to_vec() }
+        })*};
+    }
+    bytes!(f32 f64 f16 bf16 i32 u8 i64);
+    impl Bytes for bool {
+        fn to_le_bytes_vec(&self) -> Vec<u8> {
+            vec![*self as u8]
+        }
+    }
+
+    #[test]
+    fn tile_conversions_are_convert_s() {
+        // Every 65537th f32 pattern, and the edges: NaNs (signalling, payloads, negative),
+        // infinities, zeros, subnormals, f16's largest and the first values that round to
+        // infinity, halfway cases.
+        let mut f: Vec<f32> = (0..=u32::MAX / 65537)
+            .map(|k| f32::from_bits(k * 65537))
+            .collect();
+        f.extend(
+            [
+                0x7f80_0001u32,
+                0x7fc0_1234,
+                0xff80_0042,
+                0x7fff_ffff,
+                0x7f80_0000,
+                0xff80_0000,
+                0,
+                0x8000_0000,
+                1,
+                0x8000_0001,
+                0x0040_0000,
+                0x477f_e000,
+                0x477f_efff,
+                0x477f_f000,
+                0x3380_0000,
+                0x3380_0001,
+                0x3f80_1000,
+                0x3f80_3000,
+            ]
+            .map(f32::from_bits),
+        );
+        f.extend([1e9, -1e9, 3e38, 255.5, -0.5, 127.9, 2.5e-8]);
+        agrees::<f32, f16>(&f);
+        agrees::<f32, bf16>(&f);
+        agrees::<f32, i32>(&f);
+        agrees::<f32, u8>(&f);
+        agrees::<f32, f64>(&f);
+        agrees::<f32, bool>(&f);
+        let h: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).collect();
+        agrees::<f16, f32>(&h);
+        agrees::<f16, bf16>(&h);
+        let b: Vec<bf16> = (0..=u16::MAX).map(bf16::from_bits).collect();
+        agrees::<bf16, f32>(&b);
+        agrees::<bf16, f16>(&b);
+        let d: Vec<f64> = f.iter().map(|&x| x as f64 * 1.000_000_1).collect();
+        agrees::<f64, f16>(&d);
+        agrees::<f64, f32>(&d);
+        let i: Vec<i64> = (-70_000..70_000).map(|k| k * 131_071).collect();
+        agrees::<i64, f32>(&i);
+        agrees::<i64, u8>(&i);
+        let u: Vec<u8> = (0..=255).collect();
+        agrees::<u8, f32>(&u);
+        agrees::<u8, f16>(&u);
+        agrees::<bool, f32>(&[true, false, true]);
+    }
 }

@@ -30,7 +30,10 @@ pub mod simd;
 use std::mem::MaybeUninit;
 
 pub use chain::{Chain, ChainFns, ChainOp, Link};
-pub use fused::{Failure, Operand, Step, StepKernel, binary, fused};
+pub use fused::{
+    Converted, Failure, Operand, Part, Step, StepKernel, TileSource, binary, fused, fused_from,
+    sourced,
+};
 pub use narrow::{Narrow, through_f32};
 pub use simd::vectorised;
 pub(crate) use simd::{LINE, Line, stream_lines, vectorised_for};

@@ -90,7 +90,7 @@ fn widen_f16_block<'b>(
     }
 }
 
-fn widen_f16(src: &[f16], dst: &mut [MaybeUninit<f32>]) {
+pub(crate) fn widen_f16(src: &[f16], dst: &mut [MaybeUninit<f32>]) {
     #[cfg(target_arch = "x86_64")]
     if has_f16c() {
         // SAFETY: the features were detected.
@@ -102,7 +102,7 @@ fn widen_f16(src: &[f16], dst: &mut [MaybeUninit<f32>]) {
     }
 }
 
-fn narrow_f16(src: &[f32], dst: &mut [MaybeUninit<f16>]) {
+pub(crate) fn narrow_f16(src: &[f32], dst: &mut [MaybeUninit<f16>]) {
     #[cfg(target_arch = "x86_64")]
     if has_f16c() {
         // SAFETY: the features were detected.
@@ -116,7 +116,7 @@ fn narrow_f16(src: &[f32], dst: &mut [MaybeUninit<f16>]) {
 
 /// An f32 rounded to bf16, to nearest even; NaN stays NaN (quietened).
 #[inline(always)]
-fn bf16_from_f32(s: f32) -> bf16 {
+pub(crate) fn bf16_from_f32(s: f32) -> bf16 {
     let bits = s.to_bits();
     let rounded = if s.is_nan() {
         (bits >> 16) | 0x40
@@ -127,7 +127,7 @@ fn bf16_from_f32(s: f32) -> bf16 {
 }
 
 #[inline(always)]
-fn bf16_to_f32(v: bf16) -> f32 {
+pub(crate) fn bf16_to_f32(v: bf16) -> f32 {
     f32::from_bits((v.to_bits() as u32) << 16)
 }
 

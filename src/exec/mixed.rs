@@ -1,0 +1,342 @@
+//! Fused groups with a Convert in them: the group's element type changes along the way
+//! (`u8` pixels → `f32` → normalised, an `i64` mask → `f32` → scaled, an `f32` chain → `f16`).
+//!
+//! Such a group is cut at its Converts into *parts*, each a group of one element type (the
+//! same-typed group [`kernel::fused_from`] computes). A part reads a Convert as a leaf made tile
+//! by tile ([`TileSource`]): the Convert's input tensor converted as it is read
+//! ([`Converted`]), or the part below the Convert computed in its own type for the same tile
+//! and converted ([`Part`]). So the whole group is still one pass over the output, and no
+//! intermediate of either type reaches memory. The conversion is Convert-1's (`num::Cast`) and
+//! each part computes what its layers compute, so the results are those of layer-by-layer
+//! execution, bit for bit.
+//!
+//! Parts below a Convert must be of a float type: their steps cannot fail, so the first error
+//! of the group can only come from the top part, whose failures are those of a same-typed
+//! group. Anything else (a part of an integer type below a Convert, a Convert of a Convert, a
+//! packed weight type, a boolean output, shapes that differ) runs layer by layer.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use super::group::{Stop, leaf_data, links, one_by_one};
+use super::{Values, eval_error, output_fits};
+use crate::broadcast::Plan;
+use crate::dtype::ElementType;
+use crate::error::Error;
+use crate::graph::Graph;
+use crate::memory::Budget;
+use crate::num::Cast;
+use crate::ops::EvalError;
+use crate::ops::binary::{Fusable, step_kernel};
+use crate::ops::kernel::{
+    self, Chain, ChainFns, Converted, Link, Operand, Part, Step, StepKernel, TileSource,
+};
+use crate::tensor::{Element, Tensor, TypeSet, Value};
+
+/// Where a part reads a leaf: a tensor computed outside the group (by position in the group's
+/// leaves), a Convert of such a tensor, or a Convert of another part (by position in
+/// [`Mixed::parts`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PartLeaf {
+    Tensor(usize),
+    Convert(usize),
+    Part(usize),
+}
+
+/// A part: members of the group of one element type, joined by their own edges.
+struct PartPlan {
+    ty: ElementType,
+    /// Positions in the group's members, in execution order.
+    members: Vec<usize>,
+    /// The members' steps, with operands local to the part.
+    steps: Vec<Step>,
+    leaves: Vec<PartLeaf>,
+}
+
+/// A group cut into parts.
+struct Mixed<'a, 'v> {
+    parts: Vec<PartPlan>,
+    kinds: &'a [&'a dyn Fusable],
+    tensors: &'a [Value<'v>],
+}
+
+/// The result of building a group's parts and running it.
+type Ran = Result<Arc<Tensor>, Stop>;
+
+/// A part's leaves made tile by tile (`None`: a tensor read as it is).
+type Sources<'a, T> = [Option<&'a dyn TileSource<T>>];
+
+/// Computes a group with a Convert among its `members` (see the module docs). `operands` and
+/// `kinds` are the members', `leaves`' values are `tensors`. On failure, the member that
+/// failed and the error.
+pub(super) fn run(
+    g: &Graph,
+    members: &[usize],
+    operands: &[[Operand; 2]],
+    kinds: &[&dyn Fusable],
+    tensors: Vec<Value<'_>>,
+    values: &mut Values,
+    budget: &mut Budget,
+) -> Result<Arc<Tensor>, (usize, Error)> {
+    let root = members.len() - 1;
+    let Some(plan) = plan(operands, kinds, &tensors) else {
+        drop(tensors);
+        return one_by_one(g, members, values, budget);
+    };
+    let (parts, top, out_ty, out_shape) = plan;
+    let n: usize = out_shape.iter().product();
+    output_fits(budget, g, members[root], out_ty, n)?;
+    let mixed = Mixed {
+        parts,
+        kinds,
+        tensors: &tensors,
+    };
+    let result = crate::dispatch!(numeric: out_ty, T => match top {
+        Top::Part(p) => with_pieces::<T>(&mixed, p, &mut |pc| {
+            let out = kernel::fused_from(pc.steps, pc.leaves, pc.sources, None, pc.kernels, pc.chain)
+                .map_err(|f| Stop::Failed(kernel::Failure { step: mixed.parts[p].members[f.step], ..f }))?;
+            wrap::<T>(&out_shape, out)
+        }),
+        Top::Convert(p) => with_sources::<T>(&mixed, &[PartLeaf::Part(p)], Vec::new(), &mut |s| {
+            let Some(Some(source)) = s.first() else {
+                return Err(Stop::Eval(EvalError::Internal("a Convert without its part"), root));
+            };
+            wrap::<T>(&out_shape, kernel::sourced(n, *source))
+        }),
+    }, _ => {
+        drop(mixed);
+        drop(tensors);
+        return one_by_one(g, members, values, budget);
+    });
+    result.map_err(|e| match e {
+        Stop::Failed(f) => {
+            let m = members[f.step];
+            (m, eval_error(g, m, f.to_eval(&out_shape)))
+        }
+        Stop::Eval(e, k) => (members[k], eval_error(g, members[k], e)),
+    })
+}
+
+fn wrap<T: Element>(shape: &[usize], data: Vec<T>) -> Ran {
+    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), data)
+        .map(|a| Arc::new(T::wrap(a)))
+        .map_err(|_| Stop::Eval(EvalError::Internal("a fused output's size"), 0))
+}
+
+/// What makes the group's output: a part, or a Convert of a part.
+#[derive(Clone, Copy)]
+enum Top {
+    Part(usize),
+    Convert(usize),
+}
+
+/// Cuts the group into parts; `None` when it does not fuse (module docs). Also the output's
+/// element type and shape.
+fn plan(
+    operands: &[[Operand; 2]],
+    kinds: &[&dyn Fusable],
+    tensors: &[Value<'_>],
+) -> Option<(Vec<PartPlan>, Top, ElementType, Vec<usize>)> {
+    let count = operands.len();
+    let root = count.checked_sub(1)?;
+    let convert = |k: usize| kinds[k].converts_to();
+    // Element types and broadcast plans, member by member.
+    let mut types: Vec<ElementType> = Vec::with_capacity(count);
+    let mut plans: Vec<Plan> = Vec::with_capacity(count);
+    for (k, &[x, y]) in operands.iter().enumerate() {
+        let ty = |o: Operand| match o {
+            Operand::Leaf(l) => tensors[l].element_type(),
+            Operand::Step(j) => types[j],
+        };
+        let shape = |o: Operand| match o {
+            Operand::Leaf(l) => tensors[l].shape(),
+            Operand::Step(j) => &plans[j].out,
+        };
+        if ty(x) != ty(y) || !TypeSet::ANY.contains(ty(x)) {
+            return None;
+        }
+        types.push(convert(k).unwrap_or(ty(x)));
+        plans.push(Plan::new(kinds[k].auto_broadcast(), shape(x), shape(y))?);
+    }
+    let out_shape = plans[root].out.clone();
+    if plans.iter().any(|p| p.out != out_shape) {
+        return None;
+    }
+    // Each member but the root is read by exactly one other (a group is a tree).
+    let mut consumer: Vec<Option<usize>> = vec![None; count];
+    for (k, ops) in operands.iter().enumerate() {
+        for o in ops {
+            if let Operand::Step(j) = *o {
+                consumer[j] = Some(k);
+            }
+        }
+    }
+    // Parts, from the root down: a member is in its consumer's part unless that is a Convert.
+    let mut part_of: Vec<Option<usize>> = vec![None; count];
+    let mut parts: Vec<PartPlan> = Vec::new();
+    for k in (0..count).rev() {
+        if convert(k).is_some() {
+            continue;
+        }
+        let p = match consumer[k] {
+            Some(c) if convert(c).is_none() => part_of[c]?,
+            None if k != root => return None,
+            _ => {
+                parts.push(PartPlan {
+                    ty: types[k],
+                    members: Vec::new(),
+                    steps: Vec::new(),
+                    leaves: Vec::new(),
+                });
+                parts.len() - 1
+            }
+        };
+        part_of[k] = Some(p);
+    }
+    // Each part's steps in execution order, operands made local.
+    for k in 0..count {
+        let Some(p) = part_of[k] else { continue };
+        let mut local = [Operand::Leaf(0); 2];
+        for (o, &operand) in local.iter_mut().zip(&operands[k]) {
+            let leaf = match operand {
+                Operand::Step(j) if part_of[j] == Some(p) => {
+                    let s = parts[p].members.iter().position(|&m| m == j)?;
+                    *o = Operand::Step(s);
+                    continue;
+                }
+                Operand::Step(j) => {
+                    convert(j)?;
+                    match operands[j][0] {
+                        Operand::Leaf(l) => PartLeaf::Convert(l),
+                        Operand::Step(i) => PartLeaf::Part(part_of[i]?),
+                    }
+                }
+                Operand::Leaf(l) => PartLeaf::Tensor(l),
+            };
+            let leaves = &mut parts[p].leaves;
+            let at = match leaves.iter().position(|&x| x == leaf) {
+                Some(at) => at,
+                None => {
+                    leaves.push(leaf);
+                    leaves.len() - 1
+                }
+            };
+            *o = Operand::Leaf(at);
+        }
+        parts[p].members.push(k);
+        parts[p].steps.push(Step {
+            plan: plans[k].clone(),
+            x: local[0],
+            y: local[1],
+        });
+    }
+    let top = match (convert(root), operands[root][0]) {
+        (None, _) => Top::Part(part_of[root]?),
+        (Some(_), Operand::Step(i)) => Top::Convert(part_of[i]?),
+        (Some(_), Operand::Leaf(_)) => return None,
+    };
+    // Parts read through a Convert must not fail (a float type); the top part may.
+    let below = |p: usize| !matches!(top, Top::Part(t) if t == p);
+    if parts
+        .iter()
+        .enumerate()
+        .any(|(p, part)| below(p) && !TypeSet::FLOAT.contains(part.ty))
+    {
+        return None;
+    }
+    Some((parts, top, types[root], out_shape))
+}
+
+/// What a part's group is made of, for element type `A`.
+struct Pieces<'g, A> {
+    steps: &'g [Step],
+    leaves: &'g [&'g [A]],
+    sources: &'g [Option<&'g dyn TileSource<A>>],
+    kernels: &'g [&'g dyn StepKernel<A>],
+    chain: Option<(ChainFns<A>, &'g [Link])>,
+}
+
+/// Builds part `p` in its element type `A` (its kernels, leaves and, recursively, the parts
+/// it reads through Converts) and calls `k` with it.
+fn with_pieces<A: Element + Chain + Cast>(
+    m: &Mixed<'_, '_>,
+    p: usize,
+    k: &mut dyn FnMut(Pieces<'_, A>) -> Ran,
+) -> Ran {
+    let plan = &m.parts[p];
+    let kinds: Vec<&dyn Fusable> = plan.members.iter().map(|&i| m.kinds[i]).collect();
+    let boxes: Vec<Box<dyn StepKernel<A>>> = kinds
+        .iter()
+        .zip(&plan.members)
+        .map(|(f, &i)| {
+            step_kernel::<A>(*f).ok_or(Stop::Eval(
+                EvalError::UnsupportedType {
+                    op: "this layer".into(),
+                    ty: A::TYPE,
+                },
+                i,
+            ))
+        })
+        .collect::<Result<_, _>>()?;
+    let kernels: Vec<&dyn StepKernel<A>> = boxes.iter().map(|b| &**b).collect();
+    let data: Vec<Cow<'_, [A]>> = plan
+        .leaves
+        .iter()
+        .map(|l| match *l {
+            PartLeaf::Tensor(t) => leaf_data::<A>(&m.tensors[t]).ok_or(Stop::Eval(
+                EvalError::Internal("a fused input has another type"),
+                plan.members[0],
+            )),
+            PartLeaf::Convert(_) | PartLeaf::Part(_) => Ok(Cow::Borrowed(&[][..])),
+        })
+        .collect::<Result<_, _>>()?;
+    let leaves: Vec<&[A]> = data.iter().map(|c| &**c).collect();
+    let chain = A::CHAIN.and_then(|f| Some((f, links(&plan.steps, &kinds)?)));
+    with_sources::<A>(m, &plan.leaves, Vec::new(), &mut |sources| {
+        k(Pieces {
+            steps: &plan.steps,
+            leaves: &leaves,
+            sources,
+            kernels: &kernels,
+            chain: chain.as_ref().map(|(f, l)| (*f, l.as_slice())),
+        })
+    })
+}
+
+/// Makes the tile sources of `leaves` (after those in `made`) and calls `k` with all of them:
+/// `None` for a tensor read as it is, a converted tensor, or a part built (by
+/// [`with_pieces`]) and converted.
+fn with_sources<T: Element + Cast>(
+    m: &Mixed<'_, '_>,
+    leaves: &[PartLeaf],
+    made: Vec<Option<&dyn TileSource<T>>>,
+    k: &mut dyn FnMut(&Sources<'_, T>) -> Ran,
+) -> Ran {
+    let Some((&first, rest)) = leaves.split_first() else {
+        return k(&made);
+    };
+    let mut made = Some(made);
+    let mut next = |source: Option<&dyn TileSource<T>>| {
+        let mut all: Vec<Option<&dyn TileSource<T>>> = made.take().unwrap_or_default();
+        all.push(source);
+        with_sources::<T>(m, rest, all, k)
+    };
+    let internal = |what| Stop::Eval(EvalError::Internal(what), 0);
+    match first {
+        PartLeaf::Tensor(_) => next(None),
+        PartLeaf::Convert(l) => {
+            let v = &m.tensors[l];
+            crate::dispatch!(any: v.element_type(), A => {
+                let data = leaf_data::<A>(v).ok_or_else(|| internal("a Convert's input"))?;
+                next(Some(&Converted(&data)))
+            }, _ => Err(internal("a Convert's input type")))
+        }
+        PartLeaf::Part(q) => crate::dispatch!(float: m.parts[q].ty, A => {
+            with_pieces::<A>(m, q, &mut |pc| {
+                let part = Part::new(pc.steps, pc.leaves, pc.sources, pc.kernels, pc.chain)
+                    .ok_or_else(|| internal("a part below a Convert"))?;
+                next(Some(&part))
+            })
+        }, _ => Err(internal("a part below a Convert"))),
+    }
+}
