@@ -175,14 +175,32 @@ fn case(rng: &mut Rng, ty: &str) -> Case {
             results.push(id);
         }
     }
-    for (next, &r) in (params + layers..).zip(&results) {
+    let outputs: Vec<_> = results.iter().map(|&r| (r, &shapes[r][..], ty)).collect();
+    close(&mut xml, params + layers, &outputs, &out_port, edges);
+    let inputs = (0..params)
+        .map(|p| (format!("p{p}"), tensor(rng, ty, &shapes[p])))
+        .collect();
+    Case { xml, inputs }
+}
+
+/// Ends a random graph: a Result for each of `outputs` (layer, shape, element type), with ids
+/// from `next`, then the edges (from layer, its port, to layer, input port).
+fn close(
+    xml: &mut String,
+    next: usize,
+    outputs: &[(usize, &[usize], &str)],
+    out_port: &[usize],
+    mut edges: Vec<(usize, usize, usize, usize)>,
+) {
+    for (id, &(r, shape, ty)) in (next..).zip(outputs) {
         writeln!(
             xml,
-            "<layer id=\"{next}\" name=\"r{r}\" type=\"Result\" version=\"opset1\"><input><port id=\"0\" precision=\"{prec}\">{}</port></input></layer>",
-            dims(&shapes[r])
+            "<layer id=\"{id}\" name=\"r{r}\" type=\"Result\" version=\"opset1\"><input><port id=\"0\" precision=\"{}\">{}</port></input></layer>",
+            ty.to_uppercase(),
+            dims(shape)
         )
         .unwrap();
-        edges.push((r, out_port[r], next, 0));
+        edges.push((r, out_port[r], id, 0));
     }
     xml.push_str("</layers>\n<edges>\n");
     for (from, from_port, to, port) in edges {
@@ -193,10 +211,6 @@ fn case(rng: &mut Rng, ty: &str) -> Case {
         .unwrap();
     }
     xml.push_str("</edges>\n</net>\n");
-    let inputs = (0..params)
-        .map(|p| (format!("p{p}"), tensor(rng, ty, &shapes[p])))
-        .collect();
-    Case { xml, inputs }
 }
 
 fn tensor(rng: &mut Rng, ty: &str, shape: &[usize]) -> Tensor {
@@ -226,35 +240,36 @@ fn tensor(rng: &mut Rng, ty: &str, shape: &[usize]) -> Tensor {
             .collect();
         arr(shape, v)
     }
+    // Values on a grid: `steps` of them from `-offset`, `1 / div` apart.
+    let mut grid = |steps: u64, div: f64, offset: f64| -> Vec<f64> {
+        (0..n)
+            .map(|_| (rng.next() % steps) as f64 / div - offset)
+            .collect()
+    };
     match ty {
         "f32" => arr(
             shape,
-            (0..n)
-                .map(|_| (rng.next() % 2001) as f32 / 100.0 - 10.0)
-                .collect::<Vec<f32>>(),
+            grid(2001, 100.0, 10.0).iter().map(|&x| x as f32).collect(),
         ),
         "f16" => arr(
             shape,
-            (0..n)
-                .map(|_| f16::from_f32((rng.next() % 2001) as f32 / 100.0 - 10.0))
-                .collect::<Vec<f16>>(),
+            grid(2001, 100.0, 10.0)
+                .iter()
+                .map(|&x| f16::from_f64(x))
+                .collect(),
+        ),
+        "f64" => arr(shape, grid(200_001, 1000.0, 100.0)),
+        "bf16" => arr(
+            shape,
+            grid(2001, 10.0, 100.0)
+                .iter()
+                .map(|&x| half::bf16::from_f64(x))
+                .collect(),
         ),
         "i32" => ints::<i32>(shape, int(rng, -1000, 1000)),
         "i8" => ints::<i8>(shape, int(rng, -128, 127)),
         "u8" => ints::<u8>(shape, int(rng, 1, 255)),
         "i64" => ints::<i64>(shape, int(rng, -5000, 5000)),
-        "f64" => arr(
-            shape,
-            (0..n)
-                .map(|_| (rng.next() % 200_001) as f64 / 1000.0 - 100.0)
-                .collect::<Vec<f64>>(),
-        ),
-        "bf16" => arr(
-            shape,
-            (0..n)
-                .map(|_| half::bf16::from_f32((rng.next() % 2001) as f32 / 10.0 - 100.0))
-                .collect::<Vec<half::bf16>>(),
-        ),
         "boolean" => arr(
             shape,
             (0..n).map(|_| rng.below(2) == 0).collect::<Vec<bool>>(),
@@ -265,18 +280,25 @@ fn tensor(rng: &mut Rng, ty: &str, shape: &[usize]) -> Tensor {
 
 #[test]
 fn fused_runs_match_layer_by_layer() {
-    let dir = std::env::temp_dir().join(format!("ovir-fusion-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let types = ["f32", "f16", "i32", "i8", "u8", "i64"];
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let (ok, failed) = run_cases("fusion", 240, |n| case(&mut rng, types[n % types.len()]));
+    // The generator must exercise both outcomes.
+    assert!(ok > 100 && failed > 5, "{ok} ran, {failed} failed");
+}
+
+/// Runs `count` random cases made by `make` fused (inputs owned, which may be computed over in
+/// place, and shared, which never are) and layer by layer: the outcomes must be the same.
+/// How many ran and how many failed.
+fn run_cases(name: &str, count: usize, mut make: impl FnMut(usize) -> Case) -> (usize, usize) {
+    let dir = std::env::temp_dir().join(format!("ovir-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
     let (mut ok, mut failed) = (0, 0);
-    for n in 0..240 {
-        let ty = types[n % types.len()];
-        let c = case(&mut rng, ty);
+    for n in 0..count {
+        let c = make(n);
         let xml = dir.join(format!("case{n}.xml"));
         std::fs::write(&xml, &c.xml).unwrap();
         let model = Model::load(&xml).unwrap_or_else(|e| panic!("case {n}: {e}\n{}", c.xml));
-        // Owned inputs may be computed over in place; shared ones never are.
         let shared: Vec<(String, std::sync::Arc<Tensor>)> = c
             .inputs
             .iter()
@@ -294,33 +316,47 @@ fn fused_runs_match_layer_by_layer() {
             (Err(f), Err(s)) => assert_eq!(f.to_string(), s.to_string(), "case {n}"),
             (f, s) => panic!("case {n}: owned {f:?}, shared {s:?}\n{}", c.xml),
         }
-        match (fused, plain) {
-            (Ok(f), Ok(p)) => {
-                assert_eq!(f.len(), p.len());
-                for (x, y) in f.iter().zip(&p) {
-                    assert_eq!(x.name, y.name, "case {n}");
-                    // Bitwise: NaNs compare by their bits.
-                    assert_eq!(
-                        x.tensor.to_le_bytes(),
-                        y.tensor.to_le_bytes(),
-                        "case {n}: {}\n{}",
-                        x.name,
-                        c.xml
-                    );
-                    assert_eq!(x.tensor.shape(), y.tensor.shape(), "case {n}");
-                }
-                ok += 1;
-            }
-            (Err(f), Err(p)) => {
-                assert_eq!(f.to_string(), p.to_string(), "case {n}\n{}", c.xml);
-                failed += 1;
-            }
-            (f, p) => panic!("case {n}: fused {f:?}, layer by layer {p:?}\n{}", c.xml),
+        if same_outcome(n, &c.xml, fused, plain) {
+            ok += 1;
+        } else {
+            failed += 1;
         }
     }
     std::fs::remove_dir_all(&dir).ok();
-    // The generator must exercise both outcomes.
-    assert!(ok > 100 && failed > 5, "{ok} ran, {failed} failed");
+    (ok, failed)
+}
+
+/// Checks that a fused run and a layer-by-layer run of case `n` had the same outcome: the same
+/// outputs (names, element types, shapes, bits: NaNs compare by their bits) or the same error.
+/// Whether they ran.
+fn same_outcome(
+    n: usize,
+    xml: &str,
+    fused: Result<Vec<ovir::Output>, ovir::Error>,
+    plain: Result<Vec<ovir::Output>, ovir::Error>,
+) -> bool {
+    match (fused, plain) {
+        (Ok(f), Ok(p)) => {
+            assert_eq!(f.len(), p.len(), "case {n}");
+            for (x, y) in f.iter().zip(&p) {
+                assert_eq!(x.name, y.name, "case {n}");
+                assert_eq!(x.tensor.element_type(), y.tensor.element_type(), "case {n}");
+                assert_eq!(x.tensor.shape(), y.tensor.shape(), "case {n}");
+                assert_eq!(
+                    x.tensor.to_le_bytes(),
+                    y.tensor.to_le_bytes(),
+                    "case {n}: {}\n{xml}",
+                    x.name
+                );
+            }
+            true
+        }
+        (Err(f), Err(p)) => {
+            assert_eq!(f.to_string(), p.to_string(), "case {n}\n{xml}");
+            false
+        }
+        (f, p) => panic!("case {n}: fused {f:?}, layer by layer {p:?}\n{xml}"),
+    }
 }
 
 /// Outputs above `ovir::ops::kernel::STREAM_MIN` bytes that do not reuse an input's buffer are
@@ -794,25 +830,11 @@ fn mixed_case(rng: &mut Rng) -> Case {
     }
     results.push(values.len() - 1);
     results.dedup();
-    for (next, &r) in (values.len()..).zip(&results) {
-        writeln!(
-            xml,
-            "<layer id=\"{next}\" name=\"r{r}\" type=\"Result\" version=\"opset1\"><input><port id=\"0\" precision=\"{}\">{}</port></input></layer>",
-            values[r].1.to_uppercase(),
-            dims(&values[r].0)
-        )
-        .unwrap();
-        edges.push((r, out_port[r], next, 0));
-    }
-    xml.push_str("</layers>\n<edges>\n");
-    for (from, from_port, to, port) in edges {
-        writeln!(
-            xml,
-            "<edge from-layer=\"{from}\" from-port=\"{from_port}\" to-layer=\"{to}\" to-port=\"{port}\"/>"
-        )
-        .unwrap();
-    }
-    xml.push_str("</edges>\n</net>\n");
+    let outputs: Vec<_> = results
+        .iter()
+        .map(|&r| (r, &values[r].0[..], values[r].1))
+        .collect();
+    close(&mut xml, values.len(), &outputs, &out_port, edges);
     Case { xml, inputs }
 }
 
@@ -821,40 +843,8 @@ fn mixed_case(rng: &mut Rng) -> Case {
 /// execution.
 #[test]
 fn groups_across_converts_match_layer_by_layer() {
-    let dir = std::env::temp_dir().join(format!("ovir-mixed-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let mut rng = Rng(0xC0_4E57);
-    let (mut ok, mut failed) = (0, 0);
-    for n in 0..300 {
-        let c = mixed_case(&mut rng);
-        let xml = dir.join(format!("mixed{n}.xml"));
-        std::fs::write(&xml, &c.xml).unwrap();
-        let model = Model::load(&xml).unwrap_or_else(|e| panic!("case {n}: {e}\n{}", c.xml));
-        let fused = model.run(c.inputs.clone());
-        let plain = model.run_observed(c.inputs, |_| Ok(()));
-        match (fused, plain) {
-            (Ok(f), Ok(p)) => {
-                for (x, y) in f.iter().zip(&p) {
-                    assert_eq!(x.name, y.name, "case {n}");
-                    assert_eq!(x.tensor.element_type(), y.tensor.element_type());
-                    assert_eq!(
-                        x.tensor.to_le_bytes(),
-                        y.tensor.to_le_bytes(),
-                        "case {n}: {}\n{}",
-                        x.name,
-                        c.xml
-                    );
-                }
-                ok += 1;
-            }
-            (Err(f), Err(p)) => {
-                assert_eq!(f.to_string(), p.to_string(), "case {n}\n{}", c.xml);
-                failed += 1;
-            }
-            (f, p) => panic!("case {n}: fused {f:?}, layer by layer {p:?}\n{}", c.xml),
-        }
-    }
-    std::fs::remove_dir_all(&dir).ok();
+    let (ok, failed) = run_cases("mixed", 300, |_| mixed_case(&mut rng));
     assert!(ok > 200 && failed > 0, "{ok} ran, {failed} failed");
 }
 
@@ -878,66 +868,30 @@ fn groups_across_converts_need_no_intermediates() {
         parameter(&mut xml, 1, &[1], compute);
         let big: &[usize] = &[n];
         let one: &[usize] = &[1];
-        let edges = if place == "start" {
-            layer(
-                &mut xml,
-                2,
-                "Convert",
-                &format!("<data destination_type=\"{to}\"/>"),
-                &[(big, from)],
-                (big, to),
-            );
-            layer(
-                &mut xml,
-                3,
-                "Multiply",
-                "<data auto_broadcast=\"numpy\"/>",
-                &[(big, to), (one, to)],
-                (big, to),
-            );
-            layer(
-                &mut xml,
-                4,
-                "Add",
-                "<data auto_broadcast=\"numpy\"/>",
-                &[(big, to), (one, to)],
-                (big, to),
-            );
-            "<edge from-layer=\"0\" from-port=\"0\" to-layer=\"2\" to-port=\"0\"/><edge from-layer=\"2\" from-port=\"1\" to-layer=\"3\" to-port=\"0\"/><edge from-layer=\"1\" from-port=\"0\" to-layer=\"3\" to-port=\"1\"/><edge from-layer=\"3\" from-port=\"2\" to-layer=\"4\" to-port=\"0\"/><edge from-layer=\"1\" from-port=\"0\" to-layer=\"4\" to-port=\"1\"/><edge from-layer=\"4\" from-port=\"2\" to-layer=\"5\" to-port=\"0\"/>"
+        let kinds = if place == "start" {
+            ["Convert", "Multiply", "Add"]
         } else {
-            layer(
-                &mut xml,
-                2,
-                "Multiply",
-                "<data auto_broadcast=\"numpy\"/>",
-                &[(big, from), (one, from)],
-                (big, from),
-            );
-            layer(
-                &mut xml,
-                3,
-                "Add",
-                "<data auto_broadcast=\"numpy\"/>",
-                &[(big, from), (one, from)],
-                (big, from),
-            );
-            layer(
-                &mut xml,
-                4,
-                "Convert",
-                &format!("<data destination_type=\"{to}\"/>"),
-                &[(big, from)],
-                (big, to),
-            );
-            "<edge from-layer=\"0\" from-port=\"0\" to-layer=\"2\" to-port=\"0\"/><edge from-layer=\"1\" from-port=\"0\" to-layer=\"2\" to-port=\"1\"/><edge from-layer=\"2\" from-port=\"2\" to-layer=\"3\" to-port=\"0\"/><edge from-layer=\"1\" from-port=\"0\" to-layer=\"3\" to-port=\"1\"/><edge from-layer=\"3\" from-port=\"2\" to-layer=\"4\" to-port=\"0\"/><edge from-layer=\"4\" from-port=\"1\" to-layer=\"5\" to-port=\"0\"/>"
+            ["Multiply", "Add", "Convert"]
         };
-        writeln!(
-            xml,
-            "<layer id=\"5\" name=\"r\" type=\"Result\" version=\"opset1\"><input><port id=\"0\" precision=\"{}\">{}</port></input></layer>\n</layers>\n<edges>\n{edges}\n</edges>\n</net>",
-            to.to_uppercase(),
-            dims(big)
-        )
-        .unwrap();
+        // Each layer reads the one before it (and p1); its output port by id.
+        let (mut ty, mut out_port, mut edges) = (from, vec![0, 0], Vec::new());
+        for (id, kind) in (2..).zip(kinds) {
+            edges.push((id - 1, out_port[id - 1], id, 0));
+            if kind == "Convert" {
+                let data = format!("<data destination_type=\"{to}\"/>");
+                layer(&mut xml, id, kind, &data, &[(big, ty)], (big, to));
+                ty = to;
+                out_port.push(1);
+            } else {
+                let data = "<data auto_broadcast=\"numpy\"/>";
+                layer(&mut xml, id, kind, data, &[(big, ty), (one, ty)], (big, ty));
+                edges.push((1, 0, id, 1));
+                out_port.push(2);
+            }
+        }
+        // Layer 1 is p1: the first layer reads p0.
+        edges[0].0 = 0;
+        close(&mut xml, 5, &[(4, big, to)], &out_port, edges);
         let path = dir.join(format!("{place}.xml"));
         std::fs::write(&path, &xml).unwrap();
         let mut model = Model::load(&path).unwrap_or_else(|e| panic!("{e}\n{xml}"));

@@ -226,19 +226,7 @@ fn compute<T: Element + kernel::Chain>(
 ) -> Result<Arc<Tensor>, Stop> {
     let last = steps.len().saturating_sub(1);
     let internal = || Stop::Eval(EvalError::Internal("a fused input has another type"), last);
-    let kernels: Vec<Box<dyn StepKernel<T>>> = kinds
-        .iter()
-        .enumerate()
-        .map(|(k, f)| {
-            step_kernel::<T>(*f).ok_or(Stop::Eval(
-                EvalError::UnsupportedType {
-                    op: "this layer".into(),
-                    ty: T::TYPE,
-                },
-                k,
-            ))
-        })
-        .collect::<Result<_, _>>()?;
+    let kernels = kernels_for::<T>(kinds, |k| k)?;
     let kernels: Vec<&dyn StepKernel<T>> = kernels.iter().map(|k| &**k).collect();
     let reuse = match reuse {
         Some((l, t)) => Some((l, owned_vec::<T>(t).ok_or_else(internal)?)),
@@ -264,6 +252,27 @@ fn compute<T: Element + kernel::Chain>(
     let array =
         ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(out_shape), out).map_err(|_| internal())?;
     Ok(Arc::new(T::wrap(array)))
+}
+
+/// The members' kernels for `T`; a member without one is an error at member `member(k)`
+/// (`k` its position in `kinds`).
+pub(super) fn kernels_for<T: Element>(
+    kinds: &[&dyn Fusable],
+    member: impl Fn(usize) -> usize,
+) -> Result<Vec<Box<dyn StepKernel<T>>>, Stop> {
+    kinds
+        .iter()
+        .enumerate()
+        .map(|(k, f)| {
+            step_kernel::<T>(*f).ok_or(Stop::Eval(
+                EvalError::UnsupportedType {
+                    op: "this layer".into(),
+                    ty: T::TYPE,
+                },
+                member(k),
+            ))
+        })
+        .collect()
 }
 
 /// A leaf's elements in row-major order (`None` if it is not of type `T`): a tensor's (copied

@@ -18,7 +18,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::group::{Stop, leaf_data, links, one_by_one};
+use super::group::{Stop, kernels_for, leaf_data, links, one_by_one};
 use super::{Values, eval_error, output_fits};
 use crate::broadcast::Plan;
 use crate::dtype::ElementType;
@@ -27,7 +27,7 @@ use crate::graph::Graph;
 use crate::memory::Budget;
 use crate::num::Cast;
 use crate::ops::EvalError;
-use crate::ops::binary::{Fusable, step_kernel};
+use crate::ops::binary::Fusable;
 use crate::ops::kernel::{
     self, Chain, ChainFns, Converted, Link, Operand, Part, Step, StepKernel, TileSource,
 };
@@ -265,19 +265,7 @@ fn with_pieces<A: Element + Chain + Cast>(
 ) -> Ran {
     let plan = &m.parts[p];
     let kinds: Vec<&dyn Fusable> = plan.members.iter().map(|&i| m.kinds[i]).collect();
-    let boxes: Vec<Box<dyn StepKernel<A>>> = kinds
-        .iter()
-        .zip(&plan.members)
-        .map(|(f, &i)| {
-            step_kernel::<A>(*f).ok_or(Stop::Eval(
-                EvalError::UnsupportedType {
-                    op: "this layer".into(),
-                    ty: A::TYPE,
-                },
-                i,
-            ))
-        })
-        .collect::<Result<_, _>>()?;
+    let boxes = kernels_for::<A>(&kinds, |k| plan.members[k])?;
     let kernels: Vec<&dyn StepKernel<A>> = boxes.iter().map(|b| &**b).collect();
     let data: Vec<Cow<'_, [A]>> = plan
         .leaves
