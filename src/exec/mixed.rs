@@ -13,7 +13,8 @@
 //! Parts below a Convert must be of a float type: their steps cannot fail, so the first error
 //! of the group can only come from the top part, whose failures are those of a same-typed
 //! group. Anything else (a part of an integer type below a Convert, a Convert of a Convert, a
-//! packed weight type, a boolean output, shapes that differ) runs layer by layer.
+//! packed weight type, a boolean output, shapes that differ) runs layer by layer. The output
+//! always gets its own buffer (no input of such a group is written over).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -235,12 +236,13 @@ fn plan(
         (Some(_), Operand::Step(i)) => Top::Convert(part_of[i]?),
         (Some(_), Operand::Leaf(_)) => return None,
     };
-    // Parts read through a Convert must not fail (a float type); the top part may.
+    // Parts read through a Convert must not fail (a float type); the top part may. Every
+    // part, and the output, of a type the kernels compute (else the layers say why not).
     let below = |p: usize| !matches!(top, Top::Part(t) if t == p);
-    if parts
-        .iter()
-        .enumerate()
-        .any(|(p, part)| below(p) && !TypeSet::FLOAT.contains(part.ty))
+    if !TypeSet::NUMERIC.contains(types[root])
+        || parts.iter().enumerate().any(|(p, part)| {
+            !TypeSet::NUMERIC.contains(part.ty) || below(p) && !TypeSet::FLOAT.contains(part.ty)
+        })
     {
         return None;
     }
