@@ -1033,6 +1033,33 @@ def write_special_cases():
 
     case("chain_8_f16", chain, {"v": ("f16", v)})
 
+    # Groups across a Convert (one fused pass in ovir), each layer's result as the spec has it:
+    # u8 pixels normalised per channel in f32; an f32 chain written as f16 (NaN, infinities,
+    # values that round to f16's largest or overflow, subnormals); an i64 mask scaled in f32.
+    px = np.array([0, 1, 2, 127, 128, 200, 254, 255] * 15, dtype=np.uint8).reshape(2, 3, 4, 5)
+    mean = np.array([123.675, 116.28, 103.53], dtype=f32).reshape(1, 3, 1, 1)
+    inv_std = (1 / np.array([58.395, 57.12, 57.375])).astype(f32).reshape(1, 3, 1, 1)
+    case("fused_u8_normalise",
+         lambda p: ([ops.multiply(ops.subtract(ops.convert(p["px"], "f32"), ops.constant(mean)),
+                                  ops.constant(inv_std)).output(0)],
+                    [("f32", (px.astype(f32) - mean) * inv_std)]),
+         {"px": ("u8", px)})
+    y = np.array([0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.nan, 65504.0, 65519.0, 65520.0, 1e6,
+                  6e-8, 2.9e-8, 3.1e-8, 1e-5, -1e-40, 0.1, 1 / 3], dtype=f32)
+    sc, bi = f32(1.5), f32(-0.25)
+    case("fused_f32_to_f16",
+         lambda p: ([ops.convert(ops.add(ops.multiply(p["y"], ops.constant(np.array([sc]))),
+                                         ops.constant(np.array([bi]))), "f16").output(0)],
+                    [("f16", (y * sc + bi).astype(np.float16))]),
+         {"y": ("f32", y)})
+    mask = np.array([[1, 1, 1, 0, 0, 0, 0, 0], [1, 0, 1, 0, 1, 1, 1, 1]], dtype=np.int64)
+    case("fused_i64_mask_to_f32",
+         lambda p: ([ops.multiply(ops.subtract(ops.constant(np.array([1.0], dtype=f32)),
+                                               ops.convert(p["mask"], "f32")),
+                                  ops.constant(np.array([-10000.0], dtype=f32))).output(0)],
+                    [("f32", (f32(1.0) - mask.astype(f32)) * f32(-10000.0))]),
+         {"mask": ("i64", mask)})
+
     # No inputs at all: Consts only (OpenVINO's writer may fold them; what it writes is run).
     c1 = ops.constant(np.array([1, 2, 3], dtype=np.int64))
     c2 = ops.constant(np.array([[10], [20]], dtype=np.int64))
