@@ -83,7 +83,12 @@ def workloads():
     a, b = param("a", f32), param("b", f32)
     w["f32 less -> boolean"] = model("less", ops.less(a, b), [a, b])
     for name, make in (("exp", ops.exp), ("sigmoid", ops.sigmoid), ("tanh", ops.tanh), ("erf", ops.erf),
-                       ("gelu", lambda x: ops.gelu(x, "erf")), ("swish", ops.swish)):
+                       ("gelu", lambda x: ops.gelu(x, "erf")), ("swish", ops.swish),
+                       # The activations computed by f64 forms (docs/accuracy.md).
+                       ("softplus", ops.softplus), ("mish", ops.mish), ("elu", lambda x: ops.elu(x, 1.0)),
+                       ("selu", lambda x: ops.selu(x, ops.constant(np.array([1.67326], np.float32)),
+                                                   ops.constant(np.array([1.0507], np.float32)))),
+                       ("gelu_tanh", lambda x: ops.gelu(x, "tanh"))):
         a = param("a", f32)
         w[f"f32 {name}"] = model(name, make(a), [a])
     a = param("a", f32)
