@@ -611,8 +611,9 @@ pub trait TileSource<T>: Sync {
 }
 
 /// `src` converted element by element as Convert-1 converts (`num::Cast`); f32 to and from
-/// f16 (F16C, 8 or 16 at a time) and bf16 (bit operations) by the conversions the narrow
-/// kernels use, which give the same bits (`tests::tile_conversions_are_convert_s`).
+/// f16 (F16C, 8 at a time) and bf16 (bit operations) by the conversions the narrow kernels
+/// use, which give the same bits (`tests::tile_conversions_are_convert_s`). Writes the first
+/// `min(src.len(), out.len())` elements of `out`.
 pub(crate) fn convert_into<A: Cast, T: Cast>(src: &[A], out: &mut [MaybeUninit<T>]) {
     use half::{bf16, f16};
     let n = src.len().min(out.len());
