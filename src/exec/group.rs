@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{Values, eval_error, eval_with, internal, output_fits};
-use crate::broadcast::AutoBroadcast;
+use crate::broadcast::{AutoBroadcast, Plan};
 use crate::error::Error;
 use crate::graph::{Graph, Src as Source};
 use crate::memory::Budget;
@@ -137,30 +137,21 @@ pub(super) fn run(
     let ty = tensors[0].element_type();
     // Shapes step by step; any mismatch, or an intermediate of another shape than the
     // output, runs the layers one by one (which reports errors as such).
-    let mut steps: Vec<Step> = Vec::with_capacity(members.len());
-    let mut fusable = tensors.iter().all(|t| t.element_type() == ty);
-    for (k, &[x, y]) in operands.iter().enumerate() {
-        if !fusable {
-            break;
-        }
-        let shape = |o: Operand| match o {
-            Operand::Leaf(l) => tensors[l].shape(),
-            Operand::Step(j) => &steps[j].plan.out,
-        };
-        match crate::broadcast::Plan::new(kinds[k].0, shape(x), shape(y)) {
-            Some(plan) => steps.push(Step { plan, x, y }),
-            None => fusable = false,
-        }
-    }
-    let out_shape = match steps.last() {
-        Some(last) if fusable && steps.iter().all(|s| s.plan.out == last.plan.out) => {
-            last.plan.out.clone()
-        }
-        _ => {
-            drop(tensors);
-            return one_by_one(g, members, values, budget);
-        }
+    let plans = tensors
+        .iter()
+        .all(|t| t.element_type() == ty)
+        .then(|| plans(&operands, |k| kinds[k].0, &tensors))
+        .flatten();
+    let Some(plans) = plans else {
+        drop(tensors);
+        return one_by_one(g, members, values, budget);
     };
+    let steps: Vec<Step> = plans
+        .into_iter()
+        .zip(&operands)
+        .map(|(plan, &[x, y])| Step { plan, x, y })
+        .collect();
+    let out_shape = steps[steps.len() - 1].plan.out.clone();
     // A leaf whose last use is this group, of the output's shape and not shared, lends its
     // buffer to the output.
     // Counted over the members' input edges: a unary step names its one input twice.
@@ -252,6 +243,27 @@ fn compute<T: Element + kernel::Chain>(
     let array =
         ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(out_shape), out).map_err(|_| internal())?;
     Ok(Arc::new(T::wrap(array)))
+}
+
+/// Each member's broadcast plan (a step's shape is its plan's output; leaves are `tensors`),
+/// or `None` when a member's operands do not broadcast or an intermediate has another shape
+/// than the output.
+pub(super) fn plans(
+    operands: &[[Operand; 2]],
+    broadcast: impl Fn(usize) -> AutoBroadcast,
+    tensors: &[Value<'_>],
+) -> Option<Vec<Plan>> {
+    let mut plans: Vec<Plan> = Vec::with_capacity(operands.len());
+    for (k, &[x, y]) in operands.iter().enumerate() {
+        let shape = |o: Operand| match o {
+            Operand::Leaf(l) => tensors[l].shape(),
+            Operand::Step(j) => &plans[j].out,
+        };
+        let plan = Plan::new(broadcast(k), shape(x), shape(y))?;
+        plans.push(plan);
+    }
+    let out = &plans.last()?.out;
+    plans.iter().all(|p| p.out == *out).then_some(plans)
 }
 
 /// The members' kernels for `T`; a member without one is an error at member `member(k)`

@@ -19,9 +19,8 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::group::{Stop, kernels_for, leaf_data, links, one_by_one};
+use super::group::{Stop, kernels_for, leaf_data, links, one_by_one, plans};
 use super::{Values, eval_error, output_fits};
-use crate::broadcast::Plan;
 use crate::dtype::ElementType;
 use crate::error::Error;
 use crate::graph::Graph;
@@ -119,9 +118,9 @@ pub(super) fn run(
 }
 
 fn wrap<T: Element>(shape: &[usize], data: Vec<T>) -> Ran {
-    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), data)
-        .map(|a| Arc::new(T::wrap(a)))
-        .map_err(|_| Stop::Eval(EvalError::Internal("a fused output's size"), 0))
+    kernel::tensor_from(shape, data)
+        .map(Arc::new)
+        .map_err(|e| Stop::Eval(e, 0))
 }
 
 /// What makes the group's output: a part, or a Convert of a part.
@@ -141,28 +140,20 @@ fn plan(
     let count = operands.len();
     let root = count.checked_sub(1)?;
     let convert = |k: usize| kinds[k].converts_to();
-    // Element types and broadcast plans, member by member.
+    // Element types, member by member, and the broadcast plans.
     let mut types: Vec<ElementType> = Vec::with_capacity(count);
-    let mut plans: Vec<Plan> = Vec::with_capacity(count);
     for (k, &[x, y]) in operands.iter().enumerate() {
         let ty = |o: Operand| match o {
             Operand::Leaf(l) => tensors[l].element_type(),
             Operand::Step(j) => types[j],
         };
-        let shape = |o: Operand| match o {
-            Operand::Leaf(l) => tensors[l].shape(),
-            Operand::Step(j) => &plans[j].out,
-        };
         if ty(x) != ty(y) || !TypeSet::ANY.contains(ty(x)) {
             return None;
         }
         types.push(convert(k).unwrap_or(ty(x)));
-        plans.push(Plan::new(kinds[k].auto_broadcast(), shape(x), shape(y))?);
     }
+    let plans = plans(operands, |k| kinds[k].auto_broadcast(), tensors)?;
     let out_shape = plans[root].out.clone();
-    if plans.iter().any(|p| p.out != out_shape) {
-        return None;
-    }
     // Each member but the root is read by exactly one other (a group is a tree).
     let mut consumer: Vec<Option<usize>> = vec![None; count];
     for (k, ops) in operands.iter().enumerate() {
