@@ -53,6 +53,18 @@ mod c {
     }
 }
 
+/// Selu's constants (those of its paper) as f32 models carry them (ONNX's defaults).
+const SELU_ALPHA: f64 = 1.673_263_192_176_818_8;
+const SELU_LAMBDA: f64 = 1.050_701_022_148_132_3;
+
+fn selu(x: f64) -> f64 {
+    if x > 0.0 || x.is_nan() {
+        SELU_LAMBDA * x
+    } else {
+        SELU_LAMBDA * SELU_ALPHA * c::expm1(x)
+    }
+}
+
 fn sigmoid(x: f64) -> f64 {
     if x < 0.0 {
         let e = c::exp(x);
@@ -136,6 +148,8 @@ fn functions() -> Vec<Fun> {
         "mish": Mish, |x| times(x, c::tanh(softplus(x)));
         "swish": Swish { beta: 1.0 }, |x| times(x, sigmoid(x));
         "elu": Elu { alpha: 1.0 }, |x| if x > 0.0 || x.is_nan() { x } else { c::expm1(x) };
+        "elu_0.1": Elu { alpha: 0.1 }, |x| if x > 0.0 || x.is_nan() { x } else { 0.1 * c::expm1(x) };
+        "selu": Selu { alpha: SELU_ALPHA, lambda: SELU_LAMBDA }, |x| selu(x);
         "gelu_erf": Gelu, |x| times(0.5 * x, c::erfc(-x * std::f64::consts::FRAC_1_SQRT_2));
         "gelu_tanh": Gelu7 { tanh: true }, |x| if x.is_nan() { x } else { gelu_tanh(x) };
     }

@@ -121,6 +121,41 @@ impl Unary for Elu {
         }
     }
 
+    const SINGLE: bool = true;
+
+    /// [`single::elu`] where α splits into an f32 pair ([`single::split_param`]; its low
+    /// part 0 for α an f32, as Elu's default 1), else the f64 rule rounded once.
+    #[inline(always)]
+    fn single(self, x: f32) -> f32 {
+        match single::split_param(self.alpha) {
+            Some((alpha, 0.0)) => single::elu::<false>(x, (alpha, 0.0), 1.0),
+            Some(alpha) => single::elu::<true>(x, alpha, 1.0),
+            None => self.float(x as f64) as f32,
+        }
+    }
+
+    /// [`single`](Unary::single)'s choice, made once.
+    #[inline(always)]
+    fn single_run(self, a: Src<'_, f32>, out: Out<'_, f32>) {
+        match single::split_param(self.alpha) {
+            Some((alpha, 0.0)) => super::single_map(
+                a,
+                out,
+                #[inline(always)]
+                move |x| (single::elu::<false>(x, (alpha, 0.0), 1.0), true),
+                move |x| single::elu::<false>(x, (alpha, 0.0), 1.0),
+            ),
+            Some(alpha) => super::single_map(
+                a,
+                out,
+                #[inline(always)]
+                move |x| (single::elu::<true>(x, alpha, 1.0), true),
+                move |x| single::elu::<true>(x, alpha, 1.0),
+            ),
+            None => self.vector_run(a, out),
+        }
+    }
+
     const VECTOR: bool = true;
 
     #[inline(always)]
@@ -526,6 +561,34 @@ impl Unary for Selu {
         }
     }
 
+    const SINGLE: bool = true;
+
+    /// [`single::elu`] with λα (rounded once, as the float rule's `λ · α` is) as an f32 pair
+    /// and λ an f32 (as it is for f32, f16 and bf16 data, whose parameter inputs have the
+    /// data's type), else the f64 rule rounded once.
+    #[inline(always)]
+    fn single(self, x: f32) -> f32 {
+        match self.pairs() {
+            Some((scale, lambda)) => single::elu::<true>(x, scale, lambda),
+            None => self.float(x as f64) as f32,
+        }
+    }
+
+    /// [`single`](Unary::single)'s choice, made once.
+    #[inline(always)]
+    fn single_run(self, a: Src<'_, f32>, out: Out<'_, f32>) {
+        match self.pairs() {
+            Some((scale, lambda)) => super::single_map(
+                a,
+                out,
+                #[inline(always)]
+                move |x| (single::elu::<true>(x, scale, lambda), true),
+                move |x| single::elu::<true>(x, scale, lambda),
+            ),
+            None => self.vector_run(a, out),
+        }
+    }
+
     const VECTOR: bool = true;
 
     /// λα rounded once, as the float rule's `λ · α` is.
@@ -544,6 +607,17 @@ impl Unary for Selu {
         } else {
             self.lambda * x
         }
+    }
+}
+
+impl Selu {
+    /// λα as an f32 pair and λ, where λα splits ([`single::split_param`]) and λ is an f32.
+    fn pairs(self) -> Option<((f32, f32), f32)> {
+        let lambda = self.lambda as f32;
+        (lambda as f64 == self.lambda)
+            .then_some(())
+            .and(single::split_param(self.lambda * self.alpha))
+            .map(|scale| (scale, lambda))
     }
 }
 

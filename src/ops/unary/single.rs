@@ -361,6 +361,113 @@ fn swish_full(x: f32, beta: f32) -> f32 {
     }
 }
 
+/// A parameter of Elu or Selu (an f64 attribute or input) as an f32 pair `hi + lo`, within
+/// 2^-48 of it relatively, where its magnitude is between 2^-60 and 2^60 (so that no product
+/// of the forms below overflows or loses its low part to the subnormal range); `None`
+/// elsewhere (0, NaN, ±∞, extreme values: such rows run their f64 rule).
+pub fn split_param(v: f64) -> Option<(f32, f32)> {
+    let a = v.abs();
+    let lo_end = 1.0 / (1u64 << 60) as f64;
+    let hi_end = (1u64 << 60) as f64;
+    if !(lo_end..=hi_end).contains(&a) {
+        return None;
+    }
+    let hi = v as f32;
+    Some((hi, (v - hi as f64) as f32))
+}
+
+/// [`EXPM1_TAIL`] without its constant term: `(e^s − 1 − s − s²/2) / s³`.
+const EXPM1_CUBIC: [f32; 5] = [
+    EXPM1_TAIL[1],
+    EXPM1_TAIL[2],
+    EXPM1_TAIL[3],
+    EXPM1_TAIL[4],
+    EXPM1_TAIL[5],
+];
+
+/// `e^t − 1` for −87 ≤ t ≤ 0 (not checked) as a pair `h + l`, |l| below an ulp of h. t is
+/// reduced to `n ln2 + s`, s an exact pair (sh, sl) (Cody and Waite, the second step's
+/// rounding error recovered). `e^s − 1 = a + rest` with `a = sh + sh²/2` summed exactly (sh²
+/// split by a fused step, Fast2Sum) and `rest` the small terms (the low parts, sh·sl and
+/// s³ Q(s)), so that no rounding of more than 2^-31 of e^s − 1 happens before the last. Then
+/// `e^s = w0 + c` (w0 = 1 + a rounded, Fast2Sum) and `2^n w0 − 1` is summed exactly
+/// (Fast2Sum: 2^n w0 ≤ 1), its error and `2^n c` the low part (for n ≤ −1 the result is at
+/// least 0.29 in size); for n = 0 the pair is `(a, rest)`.
+#[inline(always)]
+fn expm1_neg_pair(t: f32) -> (f32, f32) {
+    let k = t.mul_add(LOG2_E, SHIFT);
+    let n = k - SHIFT;
+    let s1 = (-n).mul_add(LN2_HI, t);
+    let m = n * LN2_LO;
+    let sh = s1 - m;
+    let sl = (s1 - sh) - m;
+    let s2h = sh * sh;
+    let s2l = sh.mul_add(sh, -s2h);
+    let q = 0.5 * s2h;
+    let a = sh + q;
+    let b = q - (a - sh);
+    let low = sh.mul_add(sl, sl + 0.5f32.mul_add(s2l, b));
+    let rest = (s2h * sh).mul_add(poly(sh, &EXPM1_CUBIC), low);
+    let w0 = 1.0 + a;
+    let c = ((1.0 - w0) + a) + rest;
+    // 2^n is normal: n ≥ −126 for t ≥ −87.
+    let scale = pow2_of(k);
+    let p = scale * w0;
+    let h = p - 1.0;
+    let l = (p - (h + 1.0)) + scale * c;
+    // For n = 0, (a, rest) itself: through w0, the low part would be up to an ulp of h, and
+    // its rounding a quarter of an ulp of the result (e^t − 1 near −2^-24).
+    let near = n == 0.0;
+    (if near { a } else { h }, if near { rest } else { l })
+}
+
+/// Elu's and Selu's single-precision form: `α (e^x − 1)` for x < 0 with α as the pair `alpha`
+/// (Elu's α, Selu's λα; `LOW` false: its low part is 0, and the steps for it go), `λ x` for
+/// x > 0 (Elu: λ = 1), and `α · x` at ±0 and NaN (the zero of the f64 rule's sign; NaN stays
+/// NaN). e^x − 1 is [`expm1_neg_pair`] of x clamped to −87 (below, e^x is under 2^-125 of the
+/// result: what is added to −1 no longer changes its rounding), and its product with α is
+/// summed from exact parts, so that one rounding of the result's size is left (with α an f32,
+/// where the result is subnormal, two: the high product's and the sum's; with a pair, the
+/// product is formed scaled by 2^64 there and rounded once to the subnormal grid, after
+/// the sum's rounding to 24 bits).
+#[inline(always)]
+pub fn elu<const LOW: bool>(x: f32, alpha: (f32, f32), lambda: f32) -> f32 {
+    // Two selects (a NaN becomes 0 here; its result is chosen below).
+    let t = if x < -87.0 { -87.0 } else { x };
+    let t = if t < 0.0 { t } else { 0.0 };
+    let (h, l) = expm1_neg_pair(t);
+    let (ah, al) = alpha;
+    let neg = if LOW {
+        // The pair e^x − 1 scaled by 2^64 where it is tiny (the result too, then: |α| ≤ 2^60),
+        // so that the product's low part is not lost to the subnormal range; the scaling back
+        // is the one rounding to a subnormal.
+        // (Factors chosen, then multiplied: a choice between scaled and unscaled values led
+        // the compiler to form the product for both.)
+        let tiny = x > -TWO_M60;
+        let up = if tiny { TWO_64 } else { 1.0 };
+        let down = if tiny { TWO_M64 } else { 1.0 };
+        let (h, l) = (h * up, l * up);
+        let ph = ah * h;
+        let pl = ah.mul_add(h, -ph);
+        (ph + (pl + ah.mul_add(l, al * (h + l)))) * down
+    } else {
+        let ph = ah * h;
+        let pl = ah.mul_add(h, -ph);
+        ph + ah.mul_add(l, pl)
+    };
+    if x < 0.0 {
+        neg
+    } else if x > 0.0 {
+        lambda * x
+    } else {
+        ah * x
+    }
+}
+
+/// 2^-60 and 2^-64.
+const TWO_M60: f32 = 1.0 / (1u64 << 60) as f32;
+const TWO_M64: f32 = 1.0 / TWO_64;
+
 /// 2/√π split in two (the high part its f32 rounding).
 const FRAC_2_SQRT_PI_HI: f32 = f32::from_bits(0x3f90_6ebb);
 const FRAC_2_SQRT_PI_LO: f32 = f32::from_bits(0xb37b_d649);
@@ -617,6 +724,55 @@ mod tests {
         for (name, got, bound) in cases {
             assert!(got < bound, "{name}: {got} ulps (bound {bound})");
         }
+    }
+
+    #[test]
+    fn elu_and_selu_within_an_ulp() {
+        let one = |x| elu::<false>(x, (1.0, 0.0), 1.0);
+        let tenth = split_param(0.1).unwrap();
+        let elu_tenth = |x| elu::<true>(x, tenth, 1.0);
+        // Selu's constants as f32 models carry them, λα as the f64 rule forms it.
+        let (a, l) = (1.673_263_2f32 as f64, 1.050_701f32 as f64);
+        let scale = split_param(l * a).unwrap();
+        let selu = |x| elu::<true>(x, scale, l as f32);
+        let selu64 = |x: f64| {
+            if x > 0.0 {
+                l * x
+            } else {
+                l * a * libm::expm1(x)
+            }
+        };
+        let cases: [(&str, f64, f64); 7] = [
+            ("elu", worst(one, libm::expm1, -90.0, 0.0), 0.6),
+            ("elu near 0", worst(one, libm::expm1, -1e-3, 0.0), 0.6),
+            ("elu near 2^-24", worst(one, libm::expm1, -2e-7, -1e-8), 0.6),
+            (
+                "elu, α = 0.1",
+                worst(elu_tenth, |x| 0.1 * libm::expm1(x), -20.0, 0.0),
+                0.65,
+            ),
+            ("selu", worst(selu, selu64, -20.0, 20.0), 0.6),
+            ("selu near 0", worst(selu, selu64, -1e-3, 1e-3), 0.6),
+            ("selu tiny", worst(selu, selu64, -1e-30, 0.0), 0.6),
+        ];
+        for (name, got, bound) in cases {
+            assert!(got < bound, "{name}: {got} ulps (bound {bound})");
+        }
+        // Zeros keep the sign of α · x; NaN stays NaN; the ends.
+        assert_eq!(one(-0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(selu(0.0).to_bits(), 0.0f32.to_bits());
+        assert!(one(f32::NAN).is_nan() && selu(f32::NAN).is_nan());
+        assert_eq!(one(f32::NEG_INFINITY), -1.0);
+        assert_eq!(one(-17.4), -1.0);
+        assert_eq!(one(-17.3), -1.0 + f32::EPSILON / 2.0);
+        assert_eq!(one(f32::INFINITY), f32::INFINITY);
+        assert_eq!(one(f32::MAX), f32::MAX);
+        assert_eq!(selu(f32::MAX), f32::INFINITY);
+        assert_eq!(selu(f32::NEG_INFINITY), -(l * a) as f32);
+        assert_eq!(selu(f32::from_bits(1)), f32::from_bits(1));
+        assert_eq!(split_param(0.0), None);
+        assert_eq!(split_param(f64::NAN), None);
+        assert_eq!(split_param(1e30), None);
     }
 
     #[test]
