@@ -17,8 +17,7 @@
 
 use super::double::{GELU_K, SQRT_2_OVER_PI};
 use super::{
-    Unary, UnaryLink, double, double_lanes_map, double_map, f32_rule, lanes_map, no_int, single,
-    vector, vector_map,
+    Unary, UnaryLink, double, double_lanes_map, double_map, lanes_map, no_int, single, vector,
 };
 use crate::num::{Float, Int, Num};
 use crate::ops::kernel::{Out, Src};
@@ -366,14 +365,17 @@ impl Unary for Gelu7 {
         }
     }
 
-    /// The erf form's f32 rule is a single-precision form ([`single::gelu`]); the tanh form's
-    /// is the f64 rule rounded once, which f32 data runs through its vector form.
+    /// Both forms' f32 rules are single-precision forms: [`single::gelu`] and
+    /// [`single::gelu_tanh_lane`] (with the f64 rule rounded once where that does not apply).
     const SINGLE: bool = true;
 
     #[inline(always)]
     fn single(self, x: f32) -> f32 {
         if self.tanh {
-            self.float(x as f64) as f32
+            match single::gelu_tanh_lane(x) {
+                (y, true) => y,
+                _ => self.float(x as f64) as f32,
+            }
         } else {
             single::gelu(x)
         }
@@ -381,21 +383,19 @@ impl Unary for Gelu7 {
 
     /// The form is chosen once per run (a choice per element keeps the loop scalar).
     #[inline(always)]
+    #[allow(clippy::redundant_closure)]
     fn single_run(self, a: Src<'_, f32>, out: Out<'_, f32>) {
         if self.tanh {
-            self.vector_run(a, out);
+            super::single_map(
+                a,
+                out,
+                #[inline(always)]
+                |x| single::gelu_tanh_lane(x),
+                move |x| self.single(x),
+            );
         } else {
             lanes_map(a, out, single::GeluForm, single::gelu);
         }
-    }
-
-    const VECTOR: bool = true;
-
-    /// Only the tanh form runs through its vector form ([`Unary::single_run`]), so
-    /// [`Unary::vector`] is not needed.
-    #[inline(always)]
-    fn vector_run(self, a: Src<'_, f32>, out: Out<'_, f32>) {
-        vector_map(a, out, vector::gelu_tanh, move |x| f32_rule(self, x));
     }
 }
 

@@ -317,6 +317,37 @@ fn swish_steps(x: f32, th: f32, tl: Option<f32>) -> (f32, bool) {
     (y, th.abs() <= LANE_MAX && ph.abs() >= TWO_M100)
 }
 
+/// 2√(2/π) and 2√(2/π) · 0.044715 as pairs of f32 (the high part the f32 rounding).
+const GELU_T1: (f32, f32) = (f32::from_bits(0x3fcc_422a), f32::from_bits(0xb342_bc9b));
+const GELU_T3: (f32, f32) = (f32::from_bits(0x3d92_2279), f32::from_bits(0x3124_d8b5));
+
+/// Gelu's tanh form `x/2 (1 + tanh u)`, u = √(2/π)(x + 0.044715 x³), as `x · sigmoid(2u)`
+/// (the same function) through [`swish_lane`]'s steps, for −9.6 ≲ x (2u ≥ −87) and where
+/// the result is at least 2^-100 in magnitude (the second value says whether both hold; the
+/// row's f64 rule is the result elsewhere); from 2u > 87 on, x itself (x · sigmoid(2u) is x
+/// within 2^-125). 2u = x (c1 + c3 x²) is formed as a pair to about 2^-46 relatively (x²
+/// split exactly, c3 x² and c1 + c3 x² summed as pairs, the product with x split): the
+/// sigmoid's relative slope is up to 1, so an argument rounded once would cost up to 87 · 2^-24
+/// of the result at 2u = −87. Within 0.86 ulp (measured on every f32).
+#[inline(always)]
+pub fn gelu_tanh_lane(x: f32) -> (f32, bool) {
+    let (c1, c1l) = GELU_T1;
+    let (c3, c3l) = GELU_T3;
+    let x2 = x * x;
+    let x2l = x.mul_add(x, -x2);
+    let p = c3 * x2;
+    let pl = c3.mul_add(x2l, c3l.mul_add(x2, c3.mul_add(x2, -p)));
+    // c1 + p by 2Sum (p exceeds c1 from |x| ≈ 4.7).
+    let g = c1 + p;
+    let v = g - c1;
+    let gl = ((c1 - (g - v)) + (p - v)) + (pl + c1l);
+    let th = x * g;
+    let tl = x.mul_add(gl, x.mul_add(g, -th));
+    let (y, applies) = swish_steps(x, th, Some(tl));
+    let above = th > LANE_MAX;
+    (if above { x } else { y }, applies || above)
+}
+
 /// Swish: [`swish_lane`] where it applies, [`swish_full`] beyond.
 #[inline(always)]
 pub fn swish(x: f32, beta: f32) -> f32 {
@@ -724,6 +755,26 @@ mod tests {
         for (name, got, bound) in cases {
             assert!(got < bound, "{name}: {got} ulps (bound {bound})");
         }
+    }
+
+    #[test]
+    fn gelu_tanh_within_an_ulp() {
+        let rule = |x: f32| match gelu_tanh_lane(x) {
+            (y, true) => y,
+            _ => f32::NAN,
+        };
+        let exact = |x: f64| {
+            let u = 0.797_884_560_802_865_4 * (x + 0.044715 * x * x * x);
+            x * sigmoid64(2.0 * u)
+        };
+        for (lo, hi) in [(-9.6, 10.0), (-1e-3, 1e-3), (-9.7, -9.0), (3.0, 6.0)] {
+            let w = worst(rule, exact, lo, hi);
+            assert!(w < 0.9, "gelu tanh on [{lo}, {hi}]: {w} ulps");
+        }
+        assert_eq!(gelu_tanh_lane(12.0), (12.0, true));
+        assert_eq!(gelu_tanh_lane(f32::INFINITY), (f32::INFINITY, true));
+        assert!(!gelu_tanh_lane(-12.0).1 && !gelu_tanh_lane(f32::NAN).1);
+        assert!(!gelu_tanh_lane(f32::NEG_INFINITY).1 && !gelu_tanh_lane(1e-35).1);
     }
 
     #[test]
