@@ -1,11 +1,11 @@
 //! The vectorised f32 path of the transcendental rows gives exactly the bits of the scalar
 //! rule on every input tried: a spread of a million f32 bit patterns, every special value, and
 //! values next to each row's thresholds. The scalar rule is the row's single-precision form
-//! evaluated one element at a time (Exp, Sigmoid, Swish, Tanh, Erf, Gelu's erf form, Elu,
-//! Selu: the vectorised loop runs their lane forms and takes the full form for the elements
-//! those do not cover; Elu and Selu with parameters that do not split into f32 pairs run their
-//! f64 rule) or its float rule in f64, rounded once (Gelu's tanh form, whose f64
-//! vector forms must reproduce it; SoftPlus and Mish likewise). `cargo bench --bench accuracy
+//! evaluated one element at a time (Exp, Sigmoid, Swish, Tanh, Erf, both Gelu forms, Mish,
+//! Elu, Selu: the vectorised loop runs their lane forms and takes the full form for the
+//! elements those do not cover; Elu and Selu with parameters that do not split into f32 pairs
+//! run their f64 rule) or its float rule in f64, rounded once (SoftPlus, whose f64 vector form
+//! must reproduce it). `cargo bench --bench accuracy
 //! -- --exhaustive` checks all 2^32 inputs against the exact results.
 
 use ndarray::{ArrayD, IxDyn};
@@ -171,7 +171,7 @@ fn gelu() {
     check(Gelu7 { tanh: true });
 }
 
-/// SoftPlus and Mish through their f64 vector forms; Elu and Selu through their
+/// SoftPlus through its f64 vector form; Mish, Elu and Selu through their
 /// single-precision form, or their f64 vector form where a parameter does not split into an
 /// f32 pair (0, ±∞, NaN, 1e300).
 #[test]

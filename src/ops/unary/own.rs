@@ -122,11 +122,13 @@ impl Unary for Elu {
 
     const SINGLE: bool = true;
 
-    /// [`single::elu`] where α splits into an f32 pair ([`single::split_param`]; its low
-    /// part 0 for α an f32, as Elu's default 1), else the f64 rule rounded once.
+    /// [`single::elu_one`] for α = 1 (the default), [`single::elu`] where α splits into an
+    /// f32 pair ([`single::split_param`]; its low part 0 for α an f32), else the f64 rule
+    /// rounded once.
     #[inline(always)]
     fn single(self, x: f32) -> f32 {
         match single::split_param(self.alpha) {
+            Some((1.0, 0.0)) => single::elu_one(x),
             Some((alpha, 0.0)) => single::elu::<false>(x, (alpha, 0.0), 1.0),
             Some(alpha) => single::elu::<true>(x, alpha, 1.0),
             None => self.float(x as f64) as f32,
@@ -137,6 +139,13 @@ impl Unary for Elu {
     #[inline(always)]
     fn single_run(self, a: Src<'_, f32>, out: Out<'_, f32>) {
         match single::split_param(self.alpha) {
+            Some((1.0, 0.0)) => super::single_map(
+                a,
+                out,
+                #[inline(always)]
+                |x| (single::elu_one(x), true),
+                single::elu_one,
+            ),
             Some((alpha, 0.0)) => super::single_map(
                 a,
                 out,

@@ -162,7 +162,8 @@ unary_table! {
         Mish MISH: "Mish"-4, FLOAT, exact: false,
             int |x| no_int(),
             float |x| times(x, softplus(x).tanh()),
-            vector |x| vector::mish(x),
+            single |x| single::mish(x),
+            lane |x| single::mish_lane(x),
             double |x| double::mish(x);
     }
     own { Clamp, Elu, Gelu, Gelu7, Round, Swish, Selu, HardSigmoid }
