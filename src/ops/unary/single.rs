@@ -61,6 +61,24 @@ fn poly<V: Lanes, const N: usize>(x: V, c: &[f32; N]) -> V {
     acc
 }
 
+/// `a + b` as `hi + lo` (exact, any order of magnitude: 2Sum).
+#[inline(always)]
+fn two_sum(a: f32, b: f32) -> (f32, f32) {
+    let s = a + b;
+    let v = s - a;
+    (s, (a - (s - v)) + (b - v))
+}
+
+/// `a · b` as its rounding and the exact rest (a fused step; exact unless subnormal). These two
+/// use f32's own `mul_add` (one instruction where FMA exists): the generic helpers of `own.rs`
+/// go through [`crate::num::Float`], whose f32 fused step is a library call, and the forms ran
+/// 25 times slower with them.
+#[inline(always)]
+fn two_prod(a: f32, b: f32) -> (f32, f32) {
+    let p = a * b;
+    (p, a.mul_add(b, -p))
+}
+
 /// `v` in every lane.
 #[inline(always)]
 fn s<V: Lanes>(v: f32) -> V {
@@ -310,11 +328,17 @@ fn swish_steps(x: f32, th: f32, tl: Option<f32>) -> (f32, bool) {
     };
     let (zh, zl) = (w * scale, c * scale);
     let (nh, nl) = if neg { (zh, zl) } else { (1.0, 0.0) };
-    let (q, rem, r) = quotient(zh, zl, nh, nl);
+    let (y, ph) = times_quotient(x, quotient(zh, zl, nh, nl));
+    (y, th.abs() <= LANE_MAX && ph.abs() >= TWO_M100)
+}
+
+/// `x (q + rem · r)` (a quotient from [`quotient`]) with `x q` split exactly, so that one
+/// rounding of the result's size is left; and `x q` rounded.
+#[inline(always)]
+fn times_quotient(x: f32, (q, rem, r): (f32, f32, f32)) -> (f32, f32) {
     let ph = x * q;
     let pl = x.mul_add(q, -ph);
-    let y = x.mul_add(rem * r, pl) + ph;
-    (y, th.abs() <= LANE_MAX && ph.abs() >= TWO_M100)
+    (x.mul_add(rem * r, pl) + ph, ph)
 }
 
 /// 2√(2/π) and 2√(2/π) · 0.044715 as pairs of f32 (the high part the f32 rounding).
@@ -333,14 +357,12 @@ const GELU_T3: (f32, f32) = (f32::from_bits(0x3d92_2279), f32::from_bits(0x3124_
 pub fn gelu_tanh_lane(x: f32) -> (f32, bool) {
     let (c1, c1l) = GELU_T1;
     let (c3, c3l) = GELU_T3;
-    let x2 = x * x;
-    let x2l = x.mul_add(x, -x2);
+    let (x2, x2l) = two_prod(x, x);
     let p = c3 * x2;
     let pl = c3.mul_add(x2l, c3l.mul_add(x2, c3.mul_add(x2, -p)));
     // c1 + p by 2Sum (p exceeds c1 from |x| ≈ 4.7).
-    let g = c1 + p;
-    let v = g - c1;
-    let gl = ((c1 - (g - v)) + (p - v)) + (pl + c1l);
+    let (g, ge) = two_sum(c1, p);
+    let gl = ge + (pl + c1l);
     let th = x * g;
     let tl = x.mul_add(gl, x.mul_add(g, -th));
     let (y, applies) = swish_steps(x, th, Some(tl));
@@ -359,16 +381,10 @@ pub fn gelu_tanh_lane(x: f32) -> (f32, bool) {
 pub fn mish_lane(x: f32) -> (f32, bool) {
     let (w, c, scale) = exp_pair(x);
     let (zh, zl) = (w * scale, c * scale);
-    let s2 = zh * zh;
-    let s2l = zh.mul_add(zh, -s2);
-    let half = 0.5 * s2;
-    let mh = zh + half;
-    let v = mh - zh;
-    let ml = ((zh - (mh - v)) + (half - v)) + zh.mul_add(zl, 0.5f32.mul_add(s2l, zl));
-    let (q, rem, r) = quotient(mh, ml, mh, ml);
-    let ph = x * q;
-    let pl = x.mul_add(q, -ph);
-    let y = x.mul_add(rem * r, pl) + ph;
+    let (s2, s2l) = two_prod(zh, zh);
+    let (mh, me) = two_sum(zh, 0.5 * s2);
+    let ml = me + zh.mul_add(zl, 0.5f32.mul_add(s2l, zl));
+    let (y, ph) = times_quotient(x, quotient(mh, ml, mh, ml));
     let above = x > 9.5;
     (
         if above { x } else { y },
@@ -409,10 +425,7 @@ fn swish_full(x: f32, beta: f32) -> f32 {
     let field = ((x.to_bits() >> 23) & 0xff) as i32;
     let ex = (field - 127).clamp(-126, 126);
     let xs = x * f32::from_bits(((127 - ex) as u32) << 23);
-    // xs (q + rem r) with xs q split exactly: one rounding of the result's size.
-    let ph = xs * q;
-    let pl = xs.mul_add(q, -ph);
-    let y = xs.mul_add(rem * r, pl) + ph;
+    let (y, ph) = times_quotient(xs, (q, rem, r));
     let (a, b) = pow2_clamped(ex + n);
     let y = (y * a) * b;
     if ph == 0.0 {
@@ -454,8 +467,9 @@ const EXPM1_CUBIC: [f32; 5] = [
     EXPM1_TAIL[5],
 ];
 
-/// `e^t − 1` for −87 ≤ t ≤ 0 (not checked) as a pair `h + l`, |l| below an ulp of h. t is
-/// reduced to `n ln2 + s`, s an exact pair (sh, sl) (Cody and Waite, the second step's
+/// `e^t − 1` for t ≤ 0, with t clamped to −87 (below, e^t is under 2^-125: what is added to
+/// −1 no longer changes any rounding; a NaN becomes 0, its result the caller's), as a pair
+/// `h + l`, |l| below an ulp of h. t is reduced to `n ln2 + s`, s an exact pair (sh, sl) (Cody and Waite, the second step's
 /// rounding error recovered). `e^s − 1 = a + rest` with `a = sh + sh²/2` summed exactly (sh²
 /// split by a fused step, Fast2Sum) and `rest` the small terms (the low parts, sh·sl and
 /// s³ Q(s)), so that no rounding of more than 2^-31 of e^s − 1 happens before the last. Then
@@ -463,15 +477,17 @@ const EXPM1_CUBIC: [f32; 5] = [
 /// (Fast2Sum: 2^n w0 ≤ 1), its error and `2^n c` the low part (for n ≤ −1 the result is at
 /// least 0.29 in size); for n = 0 the pair is `(a, rest)`.
 #[inline(always)]
-fn expm1_neg_pair(t: f32) -> (f32, f32) {
+fn expm1_neg_pair(x: f32) -> (f32, f32) {
+    // Two selects.
+    let t = if x < -87.0 { -87.0 } else { x };
+    let t = if t < 0.0 { t } else { 0.0 };
     let k = t.mul_add(LOG2_E, SHIFT);
     let n = k - SHIFT;
     let s1 = (-n).mul_add(LN2_HI, t);
     let m = n * LN2_LO;
     let sh = s1 - m;
     let sl = (s1 - sh) - m;
-    let s2h = sh * sh;
-    let s2l = sh.mul_add(sh, -s2h);
+    let (s2h, s2l) = two_prod(sh, sh);
     let q = 0.5 * s2h;
     let a = sh + q;
     let b = q - (a - sh);
@@ -495,9 +511,7 @@ fn expm1_neg_pair(t: f32) -> (f32, f32) {
 /// `elu::<false>(x, (1.0, 0.0), 1.0)` with fewer steps.
 #[inline(always)]
 pub fn elu_one(x: f32) -> f32 {
-    let t = if x < -87.0 { -87.0 } else { x };
-    let t = if t < 0.0 { t } else { 0.0 };
-    let (h, l) = expm1_neg_pair(t);
+    let (h, l) = expm1_neg_pair(x);
     if x < 0.0 { h + l } else { x }
 }
 
@@ -512,10 +526,7 @@ pub fn elu_one(x: f32) -> f32 {
 /// the sum's rounding to 24 bits).
 #[inline(always)]
 pub fn elu<const LOW: bool>(x: f32, alpha: (f32, f32), lambda: f32) -> f32 {
-    // Two selects (a NaN becomes 0 here; its result is chosen below).
-    let t = if x < -87.0 { -87.0 } else { x };
-    let t = if t < 0.0 { t } else { 0.0 };
-    let (h, l) = expm1_neg_pair(t);
+    let (h, l) = expm1_neg_pair(x);
     let (ah, al) = alpha;
     let neg = if LOW {
         // The pair e^x − 1 scaled by 2^64 where it is tiny (the result too, then: |α| ≤ 2^60),
@@ -527,12 +538,10 @@ pub fn elu<const LOW: bool>(x: f32, alpha: (f32, f32), lambda: f32) -> f32 {
         let up = if tiny { TWO_64 } else { 1.0 };
         let down = if tiny { TWO_M64 } else { 1.0 };
         let (h, l) = (h * up, l * up);
-        let ph = ah * h;
-        let pl = ah.mul_add(h, -ph);
+        let (ph, pl) = two_prod(ah, h);
         (ph + (pl + ah.mul_add(l, al * (h + l)))) * down
     } else {
-        let ph = ah * h;
-        let pl = ah.mul_add(h, -ph);
+        let (ph, pl) = two_prod(ah, h);
         ph + ah.mul_add(l, pl)
     };
     if x < 0.0 {
