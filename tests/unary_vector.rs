@@ -1,12 +1,12 @@
 //! The vectorised f32 path of the transcendental rows gives exactly the bits of the scalar
 //! rule on every input tried: a spread of a million f32 bit patterns, every special value, and
 //! values next to each row's thresholds. The scalar rule is the row's single-precision form
-//! evaluated one element at a time (Exp, Sigmoid, Swish, Tanh, Erf, both Gelu forms, Mish,
-//! Elu, Selu: the vectorised loop runs their lane forms and takes the full form for the
-//! elements those do not cover; Elu and Selu with parameters that do not split into f32 pairs
-//! run their f64 rule) or its float rule in f64, rounded once (SoftPlus, whose f64 vector form
-//! must reproduce it). `cargo bench --bench accuracy
-//! -- --exhaustive` checks all 2^32 inputs against the exact results.
+//! evaluated one element at a time (Exp, Sigmoid, Swish, Tanh, Erf, both Gelu forms, SoftPlus,
+//! Mish, Elu, Selu: the vectorised loop runs their lane forms and takes the full form for the
+//! elements those do not cover) or, for Elu and Selu with parameters that do not split into
+//! f32 pairs, their float rule in f64, rounded once (which their f64 vector form must
+//! reproduce). `cargo bench --bench accuracy -- --exhaustive` checks all 2^32 inputs against
+//! the exact results.
 
 use ndarray::{ArrayD, IxDyn};
 use ovir::Element;
@@ -83,9 +83,10 @@ fn inputs() -> Vec<f32> {
         2.5,
         10.0,
         2.350_989e-38,
-        // SoftPlus's logarithm switches to w/2 where e^-|x| = √2 − 1; Mish's ends (20, −700),
-        // where x·e^x leaves the f32 range.
-        0.881_373_6,
+        // SoftPlus's lane form ends (16, −80); Mish's (20, −700), where x·e^x leaves the f32
+        // range.
+        16.0,
+        80.0,
         700.5,
         745.0,
         103.0,
@@ -171,9 +172,8 @@ fn gelu() {
     check(Gelu7 { tanh: true });
 }
 
-/// SoftPlus through its f64 vector form; Mish, Elu and Selu through their
-/// single-precision form, or their f64 vector form where a parameter does not split into an
-/// f32 pair (0, ±∞, NaN, 1e300).
+/// SoftPlus, Mish, Elu and Selu through their single-precision form, or (Elu, Selu) their
+/// f64 vector form where a parameter does not split into an f32 pair (0, ±∞, NaN, 1e300).
 #[test]
 fn softplus_mish_elu_selu() {
     check(SoftPlus);
@@ -266,6 +266,16 @@ fn single_forms_within_an_ulp() {
         (format!("{:?}", Tanh), worst(Tanh)),
         (format!("{:?}", Erf), worst(Erf)),
         (format!("{:?}", Gelu), worst(Gelu)),
+        (format!("{:?}", SoftPlus), worst(SoftPlus)),
+        (format!("{:?}", Mish), worst(Mish)),
+        (
+            format!("{:?}", Gelu7 { tanh: true }),
+            worst(Gelu7 { tanh: true }),
+        ),
+        (
+            format!("{:?}", Elu { alpha: 0.1 }),
+            worst(Elu { alpha: 0.1 }),
+        ),
     ];
     for beta in [1.0f32, 0.5, -1.0, 0.0, 1.702, 1e30, 1e-3, -7.5] {
         let k = Swish { beta: beta as f64 };

@@ -402,6 +402,53 @@ pub fn mish(x: f32) -> f32 {
     }
 }
 
+/// `(atanh √v / √v − 1) / v = 1/3 + v/5 + v²/7 + …` on 0 ≤ v ≤ 1/9: a weighted least-squares
+/// fit in f32 coefficients (constant term first), within 2^-25 of it relatively. With
+/// `t = 2z / (2 + z)` and `v = t²/4`, `ln(1 + z) = 2 atanh(t/2) = t + t v Q(v)`, the second
+/// term at most a 26th of the sum for 0 < z ≤ 1.
+const LOG1P_ODD: [f32; 5] = [
+    f32::from_bits(0x3eaa_aaab),
+    f32::from_bits(0x3e4c_cc68),
+    f32::from_bits(0x3e12_64f1),
+    f32::from_bits(0x3dde_3be3),
+    f32::from_bits(0x3dee_0111),
+];
+
+/// SoftPlus `ln(1 + e^x) = max(x, 0) + ln(1 + z)`, z = e^−|x|, for x ≥ −80 (the second value
+/// says whether x is there; below, the result is e^x within 2^-115 of it, [`softplus`] takes
+/// it from [`exp`]). z comes from [`exp_pair`] (a normal f32 for |x| ≤ 87; beyond, the
+/// lane's value is not used), `t = z / (1 + z/2)` is a quotient
+/// corrected by its residual ([`quotient`]; no logarithm, no table), the series in
+/// `v = t²/4` adds at most a 26th of t, and `max(x, 0) + t` is summed exactly (Fast2Sum, the
+/// larger term first) with the low parts added before the last rounding. From x = 16 on the
+/// result is x (ln(1 + e^−x) is below half an ulp of x). Above x = −80 the low part of z is
+/// not lost to the subnormal range.
+#[inline(always)]
+pub fn softplus_lane(x: f32) -> (f32, bool) {
+    let (w, c, scale) = exp_pair(-x.abs());
+    let (zh, zl) = (w * scale, c * scale);
+    let (q, rem, r) = quotient(0.5 * zh, 0.5 * zl, zh, zl);
+    let v = (q * q) * 0.25;
+    let tail = (q * v).mul_add(poly(v, &LOG1P_ODD), rem * r);
+    // max(x, 0) + q by Fast2Sum (both are at least 0; NaN's lane is not used).
+    let m = if x > 0.0 { x } else { 0.0 };
+    let (big, small) = if m > q { (m, q) } else { (q, m) };
+    let hi = big + small;
+    let y = hi + (((big - hi) + small) + tail);
+    let above = x > 16.0;
+    (if above { x } else { y }, x >= -80.0)
+}
+
+/// SoftPlus: [`softplus_lane`] where it applies, e^x below x = −80 (`ln(1 + z) = z (1 − z/2
+/// + …)`, z < 2^-115: the same rounding as z's) and NaN.
+#[inline(always)]
+pub fn softplus(x: f32) -> f32 {
+    match softplus_lane(x) {
+        (y, true) => y,
+        _ => exp(x),
+    }
+}
+
 /// Swish: [`swish_lane`] where it applies, [`swish_full`] beyond.
 #[inline(always)]
 pub fn swish(x: f32, beta: f32) -> f32 {
@@ -833,6 +880,35 @@ mod tests {
         assert_eq!(gelu_tanh_lane(f32::INFINITY), (f32::INFINITY, true));
         assert!(!gelu_tanh_lane(-12.0).1 && !gelu_tanh_lane(f32::NAN).1);
         assert!(!gelu_tanh_lane(f32::NEG_INFINITY).1 && !gelu_tanh_lane(1e-35).1);
+    }
+
+    #[test]
+    fn softplus_within_an_ulp() {
+        let exact = |x: f64| x.max(0.0) + libm::log1p(libm::exp(-x.abs()));
+        let lane = |x: f32| match softplus_lane(x) {
+            (y, true) => y,
+            _ => f32::NAN,
+        };
+        for (lo, hi) in [
+            (-80.0, 20.0),
+            (-1e-3, 1e-3),
+            (-1.0, 1.0),
+            (15.0, 17.0),
+            (-80.0, -70.0),
+        ] {
+            let w = worst(lane, exact, lo, hi);
+            assert!(w < 0.8, "softplus on [{lo}, {hi}]: {w} ulps");
+        }
+        let w = worst(softplus, exact, -104.0, -79.0);
+        assert!(w < 0.8, "softplus below the lane form: {w} ulps");
+        assert_eq!(softplus(f32::INFINITY), f32::INFINITY);
+        assert_eq!(softplus(f32::NEG_INFINITY).to_bits(), 0);
+        assert_eq!(softplus(-0.0), std::f32::consts::LN_2);
+        assert_eq!(softplus(0.0), std::f32::consts::LN_2);
+        assert_eq!(softplus(16.5), 16.5);
+        assert_eq!(softplus(1e30), 1e30);
+        assert!(softplus(f32::NAN).is_nan() && softplus(-f32::NAN).is_nan());
+        assert!(!softplus_lane(-80.5).1 && softplus_lane(-80.0).1);
     }
 
     #[test]

@@ -23,7 +23,7 @@
 //!   and rounded once, rewritten where the textbook formula loses digits (SoftPlus as
 //!   `max(x, 0) + log1p(exp(−|x|))`, Gelu with `erfc` where `1 + erf` cancels).
 
-use super::{Unary, UnaryOp, double, no_int, single, unary_table, vector};
+use super::{Unary, UnaryOp, double, no_int, single, unary_table};
 use crate::num::{Float, Int};
 use crate::ops::binary::ArithVisitor;
 use crate::ops::{AttrError, Attrs, ElemError, OpDef};
@@ -153,7 +153,8 @@ unary_table! {
         SoftPlus SOFTPLUS: "SoftPlus"-4, FLOAT, exact: false,
             int |x| no_int(),
             float |x| softplus(x),
-            vector |x| vector::softplus(x);
+            single |x| single::softplus(x),
+            lane |x| single::softplus_lane(x);
         /// SoftSign-9: `x / (1 + |x|)`.
         SoftSign SOFTSIGN: "SoftSign"-9, FLOAT, exact: false,
             int |x| no_int(),

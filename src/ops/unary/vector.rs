@@ -1,12 +1,10 @@
-//! Branch-free double-precision forms of the transcendental rules, for f32 data: SoftPlus,
-//! and Elu and Selu where their parameters do not split into f32 pairs, and the
-//! exponential, `e^t − 1` and `ln(1 + u)` they are built from. Each is straight-line arithmetic
-//! (no calls, no branches, selects instead) that the compiler vectorises, accurate to far
-//! better than
-//! [`BOUND`] relative to the exact value. [`settle`] rounds such a value to f32 and says
-//! whether the bound settles the rounding; [`super::UnaryElem`] for f32 recomputes the rare
-//! elements it does not settle by the row's scalar rule, so that every result is the one the
-//! scalar rule gives, only faster.
+//! Branch-free double-precision forms of the transcendental rules, for f32 data: Elu and Selu
+//! where their parameters do not split into f32 pairs, and `e^t − 1`, which they are built
+//! from. Each is straight-line arithmetic (no calls, no branches, selects instead) that the
+//! compiler vectorises, accurate to far better than [`BOUND`] relative to the exact value.
+//! [`settle`] rounds such a value to f32 and says whether the bound settles the rounding;
+//! [`super::UnaryElem`] for f32 recomputes the rare elements it does not settle by the row's
+//! scalar rule, so that every result is the one the scalar rule gives, only faster.
 //!
 //! Determinism: only IEEE operations with one defined result are used (add, multiply, divide,
 //! fused multiply-add, comparisons, bit moves), so the bits are the same on every vector unit
@@ -14,7 +12,7 @@
 //! library call where it does not: the same value either way.
 
 /// The relative error bound of every form here (2^-40). The forms are within a few units of
-/// 2^-50 (the exponential) to about 2^-46; the bound leaves a factor of 16 at least.
+/// 2^-47 (e^t − 1 at t = −ln2/2, its worst place); the bound leaves a factor of 16 at least.
 pub const BOUND: f64 = 1.0 / (1u64 << 40) as f64;
 
 /// `v` rounded to f32, and whether a value within [`BOUND`] of `v` (relatively) could round
@@ -24,12 +22,6 @@ pub fn settle(v: f64) -> (f32, bool) {
     let lo = (v * (1.0 - BOUND)) as f32;
     let hi = (v * (1.0 + BOUND)) as f32;
     (v as f32, lo.to_bits() != hi.to_bits())
-}
-
-/// `a` if `a ≤ hi`, else `hi`; NaN stays NaN (`f64::min` would drop it).
-#[inline(always)]
-fn at_most(a: f64, hi: f64) -> f64 {
-    if a > hi { hi } else { a }
 }
 
 /// Horner's rule with fused steps; `c` from the constant term up.
@@ -81,18 +73,6 @@ fn exp_parts(t: f64) -> (f64, f64) {
     (scale, p)
 }
 
-/// `e^t`, for t ≤ 709 (smaller than −708 gives e^−708, which is 0 as an f32).
-#[inline(always)]
-pub fn exp(t: f64) -> f64 {
-    let t = if t < -708.0 {
-        -708.0
-    } else {
-        at_most(t, 709.0)
-    };
-    let (s, p) = exp_parts(t);
-    s.mul_add(p, s)
-}
-
 /// `e^t − 1` for t ≤ 0: `2^n p + (2^n − 1)`, one rounding; for n = 0 that is `p` itself (no
 /// cancellation near 0), and below −ln2/2 the result is at least 0.29 in size. `t = −0`
 /// gives +0 (callers that must keep the sign handle zero themselves).
@@ -115,44 +95,6 @@ pub fn elu(x: f64, alpha: f64, lambda: f64) -> f64 {
     } else {
         lambda * x
     }
-}
-
-/// `1 / (2k + 1)` for k = 0…10: `ln m = 2s Σ s^2k / (2k + 1)`, s = (m − 1)/(m + 1), truncated
-/// below 2^-53 relatively for |s| ≤ 0.1716 (m within a factor √2 of 1).
-const ATANH: [f64; 11] = [
-    1.0,
-    1.0 / 3.0,
-    1.0 / 5.0,
-    1.0 / 7.0,
-    1.0 / 9.0,
-    1.0 / 11.0,
-    1.0 / 13.0,
-    1.0 / 15.0,
-    1.0 / 17.0,
-    1.0 / 19.0,
-    1.0 / 21.0,
-];
-
-/// `ln(1 + u)` for 0 ≤ u ≤ 1: `w = 1 + u` and its rounding error `c` (exact: w ≥ u), then
-/// `ln w + c / w`, with `ln w` from [`ATANH`] on w or w/2 (whichever is within √2 of 1, so
-/// that `m − 1` is exact) plus ln 2 for the half.
-#[inline(always)]
-pub fn log1p_unit(u: f64) -> f64 {
-    let w = 1.0 + u;
-    let c = u - (w - 1.0);
-    let half = w > std::f64::consts::SQRT_2;
-    let m = if half { w * 0.5 } else { w };
-    let s = (m - 1.0) / (m + 1.0);
-    let ln_m = (2.0 * s) * poly(s * s, &ATANH);
-    let k = if half { std::f64::consts::LN_2 } else { 0.0 };
-    k + ln_m + c / w
-}
-
-/// `ln(1 + e^x) = max(x, 0) + ln(1 + e^−|x|)` (SoftPlus): no cancellation on either side.
-#[inline(always)]
-pub fn softplus(x: f64) -> f64 {
-    let m = if x > 0.0 { x } else { 0.0 };
-    m + log1p_unit(exp(-x.abs()))
 }
 
 #[cfg(test)]
@@ -180,19 +122,9 @@ mod tests {
         // within the bound with room to spare.
         let tight = 1.0 / (1u64 << 46) as f64;
         type Case = (&'static str, fn(f64) -> f64, fn(f64) -> f64, f32, f32);
-        let cases: [Case; 6] = [
-            ("exp", exp, libm::exp, -103.0, 88.7),
+        let cases: [Case; 2] = [
             ("expm1", expm1_neg, libm::expm1, -800.0, 0.0),
             ("expm1 near 0", expm1_neg, libm::expm1, -1e-3, 0.0),
-            ("log1p", log1p_unit, libm::log1p, 0.0, 1.0),
-            ("log1p near 0", log1p_unit, libm::log1p, 0.0, 1e-6),
-            (
-                "softplus",
-                softplus,
-                |x| x.max(0.0) + libm::log1p(libm::exp(-x.abs())),
-                -700.0,
-                100.0,
-            ),
         ];
         for (name, f, r, lo, hi) in cases {
             let e = max_rel(f, r, lo, hi);
@@ -202,11 +134,6 @@ mod tests {
 
     #[test]
     fn limits_and_specials() {
-        assert_eq!(exp(f64::INFINITY), libm::exp(709.0));
-        assert_eq!(exp(f64::NEG_INFINITY) as f32, 0.0);
-        assert!(exp(f64::NAN).is_nan());
-        assert_eq!(softplus(f64::INFINITY), f64::INFINITY);
-        assert_eq!(softplus(f64::NEG_INFINITY) as f32, 0.0);
         assert_eq!(elu(-0.0, 1.0, 1.0).to_bits(), (-0.0f64).to_bits());
         assert_eq!(elu(f64::NEG_INFINITY, 2.0, 1.0), -2.0);
         assert_eq!(elu(f64::INFINITY, 2.0, 3.0), f64::INFINITY);
