@@ -22,6 +22,12 @@ t = u there: Gelu(x) ~ x/2 keeps its relative precision for tiny x).
 EXP2_32: 2^(j/32), j = 0..31, as pairs (high, low), for the exponential of -u^2/2 in Gelu's form,
 and EXP_TAIL: a, b of the tail e^r - 1 - r ~ r^2 (a + b r) for |r| <= ln2/64, fitted by least
 squares (relative), the same way.
+
+    .venv/bin/python benches/fit_tables.py --log1p
+
+prints (writes nothing) LOG1P_ODD of single.rs, SoftPlus's Q(v) = (atanh(sqrt v)/sqrt v - 1)/v
+= 1/3 + v/5 + ... on 0 <= v <= 1/9: degree 4, weighted least squares on 3000 Chebyshev nodes
+with Lawson's reweighting towards the minimax relative error, coefficients rounded to f32.
 """
 
 import sys
@@ -160,7 +166,36 @@ def exp2_text():
     return "\n".join(out)
 
 
+def log1p_odd():
+    def q(v):
+        if v == 0:
+            return mp.mpf(1) / 3
+        r = mp.sqrt(v)
+        return (mp.atanh(r) / r - 1) / v
+
+    v = nodes(0.0, 1.0 / 9.0, 3000)
+    target = np.array([float(q(mp.mpf(float(x)))) for x in v])
+    a = np.vstack([v ** k for k in range(5)]).T
+    weights = np.ones(len(v))
+    for _ in range(60):
+        w = weights / target
+        c, *_ = np.linalg.lstsq(a * w[:, None], target * w, rcond=None)
+        err = (a @ c - target) / target
+        weights = weights * np.abs(err)
+        weights /= weights.sum()
+    c32 = [np.float32(x) for x in c]
+    got = np.polyval([float(x) for x in c32[::-1]], v)
+    print(f"// within 2^{np.log2(np.abs((got - target) / target).max()):.1f} relatively")
+    print("const LOG1P_ODD: [f32; 5] = [")
+    for x in c32:
+        print(f"    f32::from_bits(0x{int(x.view(np.uint32)):08x}),")
+    print("];")
+
+
 def main():
+    if "--log1p" in sys.argv[1:]:
+        log1p_odd()
+        return
     header = [
         "//! Tables of the piecewise polynomials of the single-precision Erf and Gelu",
         "//! ([`super::single`]), written by `benches/fit_tables.py` (do not edit: run it).",

@@ -5,15 +5,17 @@
 //! step whose two operands are the same value) and joins fused groups ([`Fusable`]).
 //!
 //! Types: integers by the row's integer rule (which may fail: the error names the first
-//! failing element); f64 by the float rule in f64; f32 by the float rule in f32 when the rule is
-//! exact in the type (`exact`: Abs, Floor, Relu, Clamp…), by the row's single-precision form
-//! where it has one ([`Unary::single`]: Exp, Sigmoid, Swish, Tanh, Erf, Gelu's erf form, within
-//! 1 ulp of the exact result, vectorised; Erf and Gelu as [`LaneForm`]s over [`lanes::Lanes`],
-//! whose tables are looked up per lane by permutes), else computed in f64 and rounded once
-//! (Gelu's tanh form, Log…: within 1 ulp of the correctly rounded result, the same bits on
-//! every machine, since the elementary functions come from the `libm` crate); f16 and bf16 by
-//! the f32 rule, rounded once. Rows with a vector form ([`Unary::vector`]: Gelu's tanh form)
-//! compute f32 through it, vectorised, and give the same bits as the scalar rule
+//! failing element); f64 by the float rule in f64 (for the composed activations, a
+//! double-double form: [`Unary::double`]); f32 by the float rule in f32 when the rule is exact
+//! in the type (`exact`: Abs, Floor, Relu, Clamp…), by the row's single-precision form where it
+//! has one ([`Unary::single`]: Exp, Sigmoid, Swish, Tanh, Erf, both Gelu forms, SoftPlus, Mish,
+//! Elu, Selu, within 1 ulp of the exact result, vectorised; Erf and Gelu's erf form as
+//! [`LaneForm`]s over [`lanes::Lanes`], whose tables are looked up per lane by permutes), else
+//! computed in f64 and rounded once (Log, the trigonometric functions…: within 1 ulp of the
+//! correctly rounded result, the same bits on every machine, since the elementary functions
+//! come from the `libm` crate); f16 and bf16 by the f32 rule, rounded once. Elu and Selu with
+//! parameters that do not split into f32 pairs compute f32 through their vector form
+//! ([`Unary::vector`]), vectorised, and give the same bits as the scalar rule
 //! ([`vector_map`]).
 //!
 //! Some rows take scalar parameters as further inputs (Swish's beta, Selu's alpha and lambda,
