@@ -914,3 +914,85 @@ fn groups_across_converts_need_no_intermediates() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A chain whose broadcast operands change every 100 elements (runs at least `RUN_MIN` long,
+/// read in place, stretch by stretch: `m` steps along them, `s` repeats one value) gives the
+/// same bits as layer by layer, with the running value as either operand
+/// (`s / relu(a − m)`), for an output that is streamed (shared inputs) and one computed over
+/// an input (owned).
+#[test]
+fn short_runs_match_layer_by_layer() {
+    let (r, k, c) = (571usize, 37usize, 100usize);
+    let port = |d: &[usize]| -> String { d.iter().map(|x| format!("<dim>{x}</dim>")).collect() };
+    let (full, m, s) = (port(&[r, k, c]), port(&[r, 1, c]), port(&[1, k, 1]));
+    let xml = format!(
+        r#"<?xml version="1.0"?>
+<net name="short" version="11"><layers>
+<layer id="0" name="a" type="Parameter" version="opset1"><data shape="{r},{k},{c}" element_type="f32"/><output><port id="0" precision="FP32" names="a">{full}</port></output></layer>
+<layer id="1" name="m" type="Parameter" version="opset1"><data shape="{r},1,{c}" element_type="f32"/><output><port id="0" precision="FP32" names="m">{m}</port></output></layer>
+<layer id="2" name="s" type="Parameter" version="opset1"><data shape="1,{k},1" element_type="f32"/><output><port id="0" precision="FP32" names="s">{s}</port></output></layer>
+<layer id="3" name="d" type="Subtract" version="opset1"><data auto_broadcast="numpy"/><input><port id="0">{full}</port><port id="1">{m}</port></input><output><port id="2" precision="FP32">{full}</port></output></layer>
+<layer id="4" name="p" type="Relu" version="opset1"><input><port id="0">{full}</port></input><output><port id="1" precision="FP32">{full}</port></output></layer>
+<layer id="5" name="q" type="Divide" version="opset1"><data auto_broadcast="numpy"/><input><port id="0">{s}</port><port id="1">{full}</port></input><output><port id="2" precision="FP32" names="q">{full}</port></output></layer>
+<layer id="6" name="r" type="Result" version="opset1"><input><port id="0">{full}</port></input></layer>
+</layers><edges>
+<edge from-layer="0" from-port="0" to-layer="3" to-port="0"/><edge from-layer="1" from-port="0" to-layer="3" to-port="1"/>
+<edge from-layer="3" from-port="2" to-layer="4" to-port="0"/>
+<edge from-layer="2" from-port="0" to-layer="5" to-port="0"/><edge from-layer="4" from-port="1" to-layer="5" to-port="1"/>
+<edge from-layer="5" from-port="2" to-layer="6" to-port="0"/>
+</edges></net>"#
+    );
+    let dir = std::env::temp_dir().join(format!("ovir-short-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("short.xml");
+    std::fs::write(&path, xml).unwrap();
+    let model = Model::load(&path).unwrap();
+    let mut rng = Rng(11);
+    let mut values = |n: usize| -> Vec<f32> {
+        (0..n)
+            .map(|_| (rng.next() % 20001) as f32 / 100.0 - 100.0)
+            .collect()
+    };
+    let (a, mv, sv) = (values(r * k * c), values(r * c), values(k));
+    let inputs = || {
+        vec![
+            (
+                "a",
+                Tensor::from(ArrayD::from_shape_vec(IxDyn(&[r, k, c]), a.clone()).unwrap()),
+            ),
+            (
+                "m",
+                Tensor::from(ArrayD::from_shape_vec(IxDyn(&[r, 1, c]), mv.clone()).unwrap()),
+            ),
+            (
+                "s",
+                Tensor::from(ArrayD::from_shape_vec(IxDyn(&[1, k, 1]), sv.clone()).unwrap()),
+            ),
+        ]
+    };
+    let want: Vec<u32> = (0..r * k * c)
+        .map(|i| {
+            let (row, mid, col) = (i / (k * c), i / c % k, i % c);
+            let d = a[i] - mv[row * c + col];
+            (sv[mid] / if d > 0.0 { d } else { 0.0 }).to_bits()
+        })
+        .collect();
+    let shared: Vec<(&str, std::sync::Arc<Tensor>)> = inputs()
+        .into_iter()
+        .map(|(k, t)| (k, std::sync::Arc::new(t)))
+        .collect();
+    let streamed = model.run_shared(shared.iter().cloned()).unwrap();
+    let fused = model.run(inputs()).unwrap();
+    let plain = model.run_observed(inputs(), |_| Ok(())).unwrap();
+    for (name, out) in [("streamed", streamed), ("fused", fused), ("plain", plain)] {
+        let got: Vec<u32> = out[0]
+            .tensor
+            .view::<f32>()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect();
+        assert!(got == want, "{name} output differs from the plain loop");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
