@@ -379,11 +379,7 @@ fn large_streamed_outputs_are_exact() {
 <edge from-layer="3" from-port="2" to-layer="4" to-port="0"/>
 </edges></net>"#
     );
-    let dir = std::env::temp_dir().join(format!("ovir-large-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("large.xml");
-    std::fs::write(&path, xml).unwrap();
-    let model = Model::load(&path).unwrap();
+    let (dir, model) = load("large", &xml);
     let mut rng = Rng(7);
     let a: Vec<f32> = (0..rows * cols)
         .map(|_| (rng.next() % 20001) as f32 / 100.0 - 100.0)
@@ -406,25 +402,7 @@ fn large_streamed_outputs_are_exact() {
             ),
         ]
     };
-    // Shared inputs cannot be overwritten, so the output gets its own (streamed) buffer; owned
-    // ones are computed over in place.
-    let shared: Vec<(&str, std::sync::Arc<Tensor>)> = inputs()
-        .into_iter()
-        .map(|(k, t)| (k, std::sync::Arc::new(t)))
-        .collect();
-    let streamed = model.run_shared(shared.iter().cloned()).unwrap();
-    let fused = model.run(inputs()).unwrap();
-    let plain = model.run_observed(inputs(), |_| Ok(())).unwrap();
-    for out in [streamed, fused, plain] {
-        let got: Vec<u32> = out[0]
-            .tensor
-            .view::<f32>()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_bits())
-            .collect();
-        assert!(got == want, "streamed output differs from the plain loop");
-    }
+    let shared = three_ways(&model, &inputs, &want);
     // A lone layer over the same arrays writes its output with non-temporal stores (a
     // chain, computed in registers, writes its own directly).
     let (ta, tb) = (&inputs()[0].1, &inputs()[1].1);
@@ -942,11 +920,7 @@ fn short_runs_match_layer_by_layer() {
 <edge from-layer="5" from-port="2" to-layer="6" to-port="0"/>
 </edges></net>"#
     );
-    let dir = std::env::temp_dir().join(format!("ovir-short-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("short.xml");
-    std::fs::write(&path, xml).unwrap();
-    let model = Model::load(&path).unwrap();
+    let (dir, model) = load("short", &xml);
     let mut rng = Rng(11);
     let mut values = |n: usize| -> Vec<f32> {
         (0..n)
@@ -977,6 +951,29 @@ fn short_runs_match_layer_by_layer() {
             (sv[mid] / if d > 0.0 { d } else { 0.0 }).to_bits()
         })
         .collect();
+    three_ways(&model, &inputs, &want);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `xml` written to a directory of its own as `<name>.xml` and loaded: the directory (for the
+/// caller to remove) and the model.
+fn load(name: &str, xml: &str) -> (std::path::PathBuf, Model) {
+    let dir = std::env::temp_dir().join(format!("ovir-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.xml"));
+    std::fs::write(&path, xml).unwrap();
+    (dir, Model::load(&path).unwrap())
+}
+
+/// Runs `model` three ways and checks that each f32 output has the bits `want`: with shared
+/// inputs (which cannot be overwritten, so the output gets its own buffer, streamed when
+/// large), with owned inputs (computed over in place) and layer by layer. Returns the shared
+/// inputs.
+fn three_ways<'a>(
+    model: &Model,
+    inputs: &impl Fn() -> Vec<(&'a str, Tensor)>,
+    want: &[u32],
+) -> Vec<(&'a str, std::sync::Arc<Tensor>)> {
     let shared: Vec<(&str, std::sync::Arc<Tensor>)> = inputs()
         .into_iter()
         .map(|(k, t)| (k, std::sync::Arc::new(t)))
@@ -984,7 +981,7 @@ fn short_runs_match_layer_by_layer() {
     let streamed = model.run_shared(shared.iter().cloned()).unwrap();
     let fused = model.run(inputs()).unwrap();
     let plain = model.run_observed(inputs(), |_| Ok(())).unwrap();
-    for (name, out) in [("streamed", streamed), ("fused", fused), ("plain", plain)] {
+    for (name, out) in [("shared", streamed), ("owned", fused), ("plain", plain)] {
         let got: Vec<u32> = out[0]
             .tensor
             .view::<f32>()
@@ -994,5 +991,5 @@ fn short_runs_match_layer_by_layer() {
             .collect();
         assert!(got == want, "{name} output differs from the plain loop");
     }
-    std::fs::remove_dir_all(&dir).ok();
+    shared
 }
