@@ -83,10 +83,12 @@ fn inputs() -> Vec<f32> {
         2.5,
         10.0,
         2.350_989e-38,
-        // SoftPlus's lane form ends (16, −80); Mish's (20, −700), where x·e^x leaves the f32
-        // range.
+        // SoftPlus's lane form ends (16, −80), Mish's (9.5, −65); then the far ends of the
+        // exponential's range.
         16.0,
         80.0,
+        9.5,
+        65.0,
         700.5,
         745.0,
         103.0,

@@ -137,21 +137,17 @@ pub trait Unary: Copy + fmt::Debug + PartialEq + Send + Sync + 'static {
         );
     }
 
-    /// Whether the row has a branch-free double-precision form of its float rule
-    /// ([`vector`](Unary::vector)), which f32 data then runs through.
-    const VECTOR: bool = false;
-
     /// The float rule as straight-line f64 arithmetic the compiler vectorises, within
-    /// [`vector::BOUND`] of the exact value (relatively) for every f32 input (see [`vector`]).
-    /// Only called when [`VECTOR`](Unary::VECTOR) is set.
+    /// [`vector::BOUND`] of the exact value (relatively) for every f32 input (see [`vector`]):
+    /// the f32 rule of Elu and Selu where their parameters do not split into f32 pairs (their
+    /// [`single_run`](Unary::single_run) calls [`vector_run`](Unary::vector_run) then).
     #[inline(always)]
     fn vector(self, x: f64) -> f64 {
         self.float(x)
     }
 
-    /// f32 data through the vector form ([`vector_map`]). A row whose form depends on an
-    /// attribute overrides it to choose the form once per run rather than per element (which
-    /// would keep the loop from being vectorised).
+    /// f32 data through the vector form ([`vector_map`]), the rare element whose rounding the
+    /// form does not settle computed by the row's f32 rule.
     #[inline(always)]
     fn vector_run(self, a: Src<'_, f32>, out: Out<'_, f32>) {
         vector_map(
@@ -181,7 +177,6 @@ macro_rules! unary_table {
             $ty:ident $const:ident: $name:literal-$version:literal, $types:ident, exact: $exact:tt,
                 int |$x:ident| $int:expr,
                 float |$fx:ident| $float:expr
-                $(, vector |$vx:ident| $vector:expr)?
                 $(, single |$sx:ident| $single:expr)?
                 $(, lane |$lx:ident| $lane:expr)?
                 $(, lanes $lanes:expr)?
@@ -219,15 +214,6 @@ macro_rules! unary_table {
                 fn float<F: Float>(self, $fx: F) -> F {
                     $float
                 }
-
-                $(
-                    const VECTOR: bool = true;
-
-                    #[inline(always)]
-                    fn vector(self, $vx: f64) -> f64 {
-                        $vector
-                    }
-                )?
 
                 $(
                     const SINGLE: bool = true;
@@ -355,8 +341,6 @@ impl UnaryElem for f32 {
             kernel::map(a, b, out, |x, _| k.float(x));
         } else if K::SINGLE {
             k.single_run(a, out);
-        } else if K::VECTOR {
-            k.vector_run(a, out);
         } else {
             // Compiled for the widest vector unit: a rule of plain arithmetic (HSwish,
             // HSigmoid, SoftSign…) is then vectorised, its fused steps instructions rather than

@@ -164,8 +164,6 @@ impl Unary for Elu {
         }
     }
 
-    const VECTOR: bool = true;
-
     #[inline(always)]
     fn vector(self, x: f64) -> f64 {
         vector::elu(x, self.alpha, 1.0)
@@ -597,8 +595,6 @@ impl Unary for Selu {
             None => self.vector_run(a, out),
         }
     }
-
-    const VECTOR: bool = true;
 
     /// λα rounded once, as the float rule's `λ · α` is.
     #[inline(always)]

@@ -155,7 +155,7 @@ const LANE_MAX: f32 = 87.0;
 /// 2^-100.
 const TWO_M100: f32 = 1.0 / (1u64 << 50) as f32 / (1u64 << 50) as f32;
 
-/// `e^t = (w + c) · 2^n` for −87 ≤ t ≤ 0 (not checked; e^t is then normal): returns `w`, `c`
+/// `e^t = (w + c) · 2^n` for −87 ≤ t ≤ 88 (not checked; 2^n is then normal): returns `w`, `c`
 /// (|c| at most half an ulp of w) and `2^n`. The reduced argument is rounded once, an error of
 /// at most 2^-26 relatively, which the forms built on it can take (measured within 0.84 ulp).
 #[inline(always)]
@@ -165,6 +165,14 @@ fn exp_pair<V: Lanes>(t: V) -> (V, V, V) {
     let w = w0 + c0;
     let c = (w0 - w) + c0;
     (w, c, pow2_of(k))
+}
+
+/// [`exp_pair`] scaled: e^t as the pair `(w · 2^n, c · 2^n)`, for the forms that need no
+/// step before the power of two (Swish's adds its argument's low part first).
+#[inline(always)]
+fn exp_z(t: f32) -> (f32, f32) {
+    let (w, c, scale) = exp_pair(t);
+    (w * scale, c * scale)
 }
 
 /// 2^n, a normal f32 (−126 ≤ n ≤ 127), from k's pattern: its low bits hold n, which the shift
@@ -183,8 +191,7 @@ pub fn tanh(x: f32) -> f32 {
     let a = x.abs();
     // (NaN stays NaN.)
     let a = if a > 9.5 { 9.5 } else { a };
-    let (w, c, scale) = exp_pair(-(a + a));
-    let (zh, zl) = (w * scale, c * scale);
+    let (zh, zl) = exp_z(-(a + a));
     let nh = 1.0 - zh;
     let nl = ((1.0 - nh) - zh) - zl;
     let (nh, nl) = (nh + nl, (nh - (nh + nl)) + nl);
@@ -264,8 +271,7 @@ fn quotient(zh: f32, zl: f32, nh: f32, nl: f32) -> (f32, f32, f32) {
 #[inline(always)]
 pub fn sigmoid_lane(x: f32) -> (f32, bool) {
     let neg = x < 0.0;
-    let (w, c, scale) = exp_pair(-x.abs());
-    let (zh, zl) = (w * scale, c * scale);
+    let (zh, zl) = exp_z(-x.abs());
     let (nh, nl) = if neg { (zh, zl) } else { (1.0, 0.0) };
     let (q, rem, r) = quotient(zh, zl, nh, nl);
     (rem.mul_add(r, q), x.abs() <= LANE_MAX)
@@ -383,8 +389,7 @@ pub fn gelu_tanh_lane(x: f32) -> (f32, bool) {
 /// (measured on every f32).
 #[inline(always)]
 pub fn mish_lane(x: f32) -> (f32, bool) {
-    let (w, c, scale) = exp_pair(x);
-    let (zh, zl) = (w * scale, c * scale);
+    let (zh, zl) = exp_z(x);
     let h = 0.5 * zh;
     let gh = 1.0 + h;
     let gl = 0.5f32.mul_add(zl, (1.0 - gh) + h);
@@ -429,8 +434,7 @@ const LOG1P_ODD: [f32; 5] = [
 /// every f32, the worst below −80, in Exp's form).
 #[inline(always)]
 pub fn softplus_lane(x: f32) -> (f32, bool) {
-    let (w, c, scale) = exp_pair(-x.abs());
-    let (zh, zl) = (w * scale, c * scale);
+    let (zh, zl) = exp_z(-x.abs());
     let (q, rem, r) = quotient(0.5 * zh, 0.5 * zl, zh, zl);
     let v = (q * q) * 0.25;
     let tail = (q * v).mul_add(poly(v, &LOG1P_ODD), rem * r);
