@@ -107,6 +107,10 @@ def workloads():
     a = param("a", f32)
     x = ops.convert(ops.add(ops.multiply(a, scale), bias), f16)
     w["f32 x*scale+bias -> f16"] = model("to_f16", x, [a])
+    # A comparison ending a fused chain (a mask computed in one pass).
+    a = param("a", f32)
+    x = ops.greater(ops.add(ops.multiply(a, scale), bias), ops.constant(np.float32(0.25)))
+    w["f32 x*scale+bias > 0.25 -> boolean"] = model("affine_greater", x, [a])
     return w
 
 

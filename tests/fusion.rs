@@ -659,7 +659,8 @@ fn layer(
         .collect();
     let version = match kind {
         "Convert" | "Subtract" | "Add" | "Multiply" | "Maximum" | "Divide" | "Exp" | "Relu"
-        | "Abs" | "Floor" | "Tanh" | "Sigmoid" | "Negative" | "SquaredDifference" => "opset1",
+        | "Abs" | "Floor" | "Tanh" | "Sigmoid" | "Negative" | "SquaredDifference" | "Less"
+        | "Greater" | "Equal" | "NotEqual" | "LessEqual" | "GreaterEqual" => "opset1",
         other => panic!("no version for {other}"),
     };
     writeln!(
@@ -675,7 +676,7 @@ fn layer(
 /// A random graph whose values change element type through Convert layers: Parameters of
 /// several types (`boolean` too, read only through a Convert), Converts to any numeric type,
 /// unary and binary layers on values of one type (a Convert is inserted where the operands'
-/// types differ).
+/// types differ), comparisons (→ `boolean`) among them and, in a third of the graphs, last.
 fn mixed_case(rng: &mut Rng) -> Case {
     const TYPES: [&str; 7] = ["f32", "f16", "bf16", "f64", "i32", "u8", "i64"];
     let full: Vec<usize> = match rng.below(3) {
@@ -719,6 +720,7 @@ fn mixed_case(rng: &mut Rng) -> Case {
     let mut edges = Vec::new();
     let mut results = Vec::new();
     let layers = 2 + rng.below(10);
+    let compare_last = rng.below(3) == 0;
     let convert = |xml: &mut String,
                    edges: &mut Vec<(usize, usize, usize, usize)>,
                    values: &mut Vec<(Vec<usize>, &'static str)>,
@@ -740,9 +742,13 @@ fn mixed_case(rng: &mut Rng) -> Case {
         out_port.push(1);
         id
     };
-    for _ in 0..layers {
+    for l in 0..layers {
         let x = rng.below(values.len());
-        let r = rng.below(10);
+        let r = if compare_last && l + 1 == layers {
+            10
+        } else {
+            rng.below(11)
+        };
         let id = if r < 3 || values[x].1 == "boolean" {
             let to = TYPES[rng.below(TYPES.len())];
             convert(&mut xml, &mut edges, &mut values, &mut out_port, x, to)
@@ -778,14 +784,26 @@ fn mixed_case(rng: &mut Rng) -> Case {
                 same[rng.below(same.len())]
             };
             let out = broadcast(&values[x].0, &values[y].0);
-            let kind = [
-                "Subtract",
-                "Add",
-                "Multiply",
-                "Maximum",
-                "Divide",
-                "SquaredDifference",
-            ][rng.below(6)];
+            let kind = if r == 10 {
+                [
+                    "Less",
+                    "Greater",
+                    "Equal",
+                    "NotEqual",
+                    "LessEqual",
+                    "GreaterEqual",
+                ][rng.below(6)]
+            } else {
+                [
+                    "Subtract",
+                    "Add",
+                    "Multiply",
+                    "Maximum",
+                    "Divide",
+                    "SquaredDifference",
+                ][rng.below(6)]
+            };
+            let out_ty = if r == 10 { "boolean" } else { t };
             let id = values.len();
             let (sx, sy) = (values[x].0.clone(), values[y].0.clone());
             layer(
@@ -794,11 +812,11 @@ fn mixed_case(rng: &mut Rng) -> Case {
                 kind,
                 "<data auto_broadcast=\"numpy\"/>",
                 &[(&sx, t), (&sy, t)],
-                (&out, t),
+                (&out, out_ty),
             );
             edges.push((x, out_port[x], id, 0));
             edges.push((y, out_port[y], id, 1));
-            values.push((out, t));
+            values.push((out, out_ty));
             out_port.push(2);
             id
         };
@@ -890,6 +908,97 @@ fn groups_across_converts_need_no_intermediates() {
         model.set_memory_limit(inputs_bytes + out_bytes / 2);
         assert_eq!(model.run(inputs).unwrap_err().code(), "E604", "{place}");
     }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A group ending in a comparison is one pass too: `relu(x·b + b) > b` over 2^20 `f32`
+/// elements runs under a budget of its inputs and its `boolean` output (an intermediate would
+/// not fit); its bits are those of a plain loop and of layer-by-layer execution.
+#[test]
+fn groups_ending_in_a_comparison_need_no_intermediates() {
+    let n = 1usize << 20;
+    let mut xml =
+        String::from("<?xml version=\"1.0\"?>\n<net name=\"cmp\" version=\"11\">\n<layers>\n");
+    parameter(&mut xml, 0, &[n], "f32");
+    parameter(&mut xml, 1, &[1], "f32");
+    let (big, one): (&[usize], &[usize]) = (&[n], &[1]);
+    let bcast = "<data auto_broadcast=\"numpy\"/>";
+    layer(
+        &mut xml,
+        2,
+        "Multiply",
+        bcast,
+        &[(big, "f32"), (one, "f32")],
+        (big, "f32"),
+    );
+    layer(
+        &mut xml,
+        3,
+        "Add",
+        bcast,
+        &[(big, "f32"), (one, "f32")],
+        (big, "f32"),
+    );
+    layer(&mut xml, 4, "Relu", "", &[(big, "f32")], (big, "f32"));
+    layer(
+        &mut xml,
+        5,
+        "Greater",
+        bcast,
+        &[(big, "f32"), (one, "f32")],
+        (big, "boolean"),
+    );
+    let edges = vec![
+        (0, 0, 2, 0),
+        (1, 0, 2, 1),
+        (2, 2, 3, 0),
+        (1, 0, 3, 1),
+        (3, 2, 4, 0),
+        (4, 1, 5, 0),
+        (1, 0, 5, 1),
+    ];
+    close(
+        &mut xml,
+        6,
+        &[(5, big, "boolean")],
+        &[0, 0, 2, 2, 1, 2],
+        edges,
+    );
+    let (dir, mut model) = load("cmp-budget", &xml);
+    let mut rng = Rng(5);
+    let x: Vec<f32> = (0..n)
+        .map(|_| (rng.next() % 2001) as f32 / 100.0 - 10.0)
+        .collect();
+    let b = 0.375f32;
+    let inputs = || {
+        vec![
+            (
+                "p0".to_string(),
+                Tensor::from(ArrayD::from_shape_vec(IxDyn(&[n]), x.clone()).unwrap()),
+            ),
+            (
+                "p1".to_string(),
+                Tensor::from(ArrayD::from_shape_vec(IxDyn(&[1]), vec![b]).unwrap()),
+            ),
+        ]
+    };
+    let want: Vec<bool> = x.iter().map(|&v| (v * b + b).max(0.0) > b).collect();
+    let plain = model.run_observed(inputs(), |_| Ok(())).unwrap();
+    model.set_memory_limit((n * 4 + 4 + n) as u64 + 4096);
+    let got = model.run(inputs()).unwrap_or_else(|e| panic!("{e}"));
+    for out in [&got, &plain] {
+        let bits: Vec<bool> = out[0]
+            .tensor
+            .view::<bool>()
+            .unwrap()
+            .iter()
+            .copied()
+            .collect();
+        assert!(bits == want, "the comparison differs from the plain loop");
+    }
+    // Without room for the output, the fused run is refused too: the budget is real.
+    model.set_memory_limit((n * 4 + 4 + n / 2) as u64);
+    assert_eq!(model.run(inputs()).unwrap_err().code(), "E604");
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -26,8 +26,8 @@ use crate::tensor::{Element, Tensor, Value};
 pub const MAX_GROUP: usize = 16;
 
 /// For each node, the node whose group it is computed with: itself, unless it is a fusable
-/// layer whose only live consumer is another fusable layer reading it once and that layer's
-/// group is not full ([`MAX_GROUP`]).
+/// layer (not a comparison: one only ends a group) whose only live consumer is another fusable
+/// layer reading it once and that layer's group is not full ([`MAX_GROUP`]).
 pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
     let mut root: Vec<usize> = (0..g.nodes.len()).collect();
     if !fuse {
@@ -38,7 +38,11 @@ pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
     // settled before its producers look it up.
     for &i in g.order.iter().rev() {
         let node = &g.nodes[i];
-        if dead[i] || !fusable_node(node) {
+        // A comparison (→ `boolean`) only ends a group.
+        if dead[i]
+            || !fusable_node(node)
+            || node.op.fusable().is_some_and(|f| f.compares().is_some())
+        {
             continue;
         }
         let mut live = node.outputs[0].consumers.iter().filter(|(c, _)| !dead[*c]);
@@ -125,7 +129,10 @@ pub(super) fn run(
                 .ok_or_else(|| (root, missing()))
         })
         .collect::<Result<_, _>>()?;
-    if kinds.iter().any(|(_, k)| k.converts_to().is_some()) {
+    if kinds
+        .iter()
+        .any(|(_, k)| k.converts_to().is_some() || k.compares().is_some())
+    {
         if members.len() == 1 {
             // A lone Convert: the op's own evaluation (packed weight types, any layout).
             drop(tensors);

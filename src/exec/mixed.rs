@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use super::group::{Stop, kernels_for, leaf_data, links, one_by_one, plans};
 use super::{Values, eval_error, output_fits};
+use crate::broadcast::Plan;
 use crate::dtype::ElementType;
 use crate::error::Error;
 use crate::graph::Graph;
@@ -29,8 +30,9 @@ use crate::num::Cast;
 use crate::ops::EvalError;
 use crate::ops::binary::Fusable;
 use crate::ops::kernel::{
-    self, Chain, ChainFns, Converted, Link, Operand, Part, Step, StepKernel, TileSource,
+    self, Chain, ChainFns, Converted, Link, Operand, Part, Side, Step, StepKernel, TileSource,
 };
+use crate::ops::logic::Rule;
 use crate::tensor::{Element, Tensor, TypeSet, Value};
 
 /// Where a part reads a leaf: a tensor computed outside the group (by position in the group's
@@ -91,23 +93,32 @@ pub(super) fn run(
         kinds,
         tensors: &tensors,
     };
-    let result = crate::dispatch!(numeric: out_ty, T => match top {
-        Top::Part(p) => with_pieces::<T>(&mixed, p, &mut |pc| {
-            let out = kernel::fused_from(pc.steps, pc.leaves, pc.sources, None, pc.kernels, pc.chain)
-                .map_err(|f| Stop::Failed(kernel::Failure { step: mixed.parts[p].members[f.step], ..f }))?;
-            wrap::<T>(&out_shape, out)
-        }),
-        Top::Convert(p) => with_sources::<T>(&mixed, &[PartLeaf::Part(p)], Vec::new(), &mut |s| {
-            let Some(Some(source)) = s.first() else {
-                return Err(Stop::Eval(EvalError::Internal("a Convert without its part"), root));
-            };
-            wrap::<T>(&out_shape, kernel::sourced(n, *source))
-        }),
-    }, _ => {
-        drop(mixed);
-        drop(tensors);
-        return one_by_one(g, members, values, budget);
-    });
+    let result = if let Top::Compare(c) = &top {
+        crate::dispatch!(numeric: c.ty, T => compare::<T>(&mixed, c, &out_shape), _ => {
+            drop(mixed);
+            drop(tensors);
+            return one_by_one(g, members, values, budget);
+        })
+    } else {
+        crate::dispatch!(numeric: out_ty, T => match top {
+            Top::Part(p) => with_pieces::<T>(&mixed, p, &mut |pc| {
+                let out = kernel::fused_from(pc.steps, pc.leaves, pc.sources, None, pc.kernels, pc.chain)
+                    .map_err(|f| Stop::Failed(kernel::Failure { step: mixed.parts[p].members[f.step], ..f }))?;
+                wrap::<T>(&out_shape, out)
+            }),
+            Top::Convert(p) => with_sources::<T>(&mixed, &[PartLeaf::Part(p)], Vec::new(), &mut |s| {
+                let Some(Some(source)) = s.first() else {
+                    return Err(Stop::Eval(EvalError::Internal("a Convert without its part"), root));
+                };
+                wrap::<T>(&out_shape, kernel::sourced(n, *source))
+            }),
+            Top::Compare(_) => Err(Stop::Eval(EvalError::Internal("a comparison as a part"), root)),
+        }, _ => {
+            drop(mixed);
+            drop(tensors);
+            return one_by_one(g, members, values, budget);
+        })
+    };
     result.map_err(|e| match e {
         Stop::Failed(f) => {
             let m = members[f.step];
@@ -117,17 +128,60 @@ pub(super) fn run(
     })
 }
 
+/// A group ending in a comparison: its two inputs' tiles (tensors read in place, parts and
+/// Converts made tile by tile in `T`) compared into the boolean output.
+fn compare<T: Element + Cast + PartialOrd>(m: &Mixed<'_, '_>, c: &Compare, shape: &[usize]) -> Ran {
+    let data: Vec<Cow<'_, [T]>> = c
+        .inputs
+        .iter()
+        .map(|l| match *l {
+            PartLeaf::Tensor(t) => leaf_data::<T>(&m.tensors[t]).ok_or(Stop::Eval(
+                EvalError::Internal("a compared input has another type"),
+                0,
+            )),
+            PartLeaf::Convert(_) | PartLeaf::Part(_) => Ok(Cow::Borrowed(&[][..])),
+        })
+        .collect::<Result<_, _>>()?;
+    with_sources::<T>(m, &c.inputs, Vec::new(), &mut |sources| {
+        let side = |i: usize| match sources.get(i).copied().flatten() {
+            Some(s) => Side::Source(s),
+            None => Side::Tensor(&data[i]),
+        };
+        let (a, b, plan) = (side(0), side(1), &c.plan);
+        // One loop per rule (a rule chosen element by element is not vectorised).
+        let out = match c.rule {
+            Rule::Equal => kernel::compared(plan, a, b, |x, y| x == y),
+            Rule::NotEqual => kernel::compared(plan, a, b, |x, y| x != y),
+            Rule::Less => kernel::compared(plan, a, b, |x, y| x < y),
+            Rule::LessEqual => kernel::compared(plan, a, b, |x, y| x <= y),
+            Rule::Greater => kernel::compared(plan, a, b, |x, y| x > y),
+            Rule::GreaterEqual => kernel::compared(plan, a, b, |x, y| x >= y),
+            _ => return Err(Stop::Eval(EvalError::Internal("not a comparison"), 0)),
+        };
+        wrap::<bool>(shape, out)
+    })
+}
+
 fn wrap<T: Element>(shape: &[usize], data: Vec<T>) -> Ran {
     kernel::tensor_from(shape, data)
         .map(Arc::new)
         .map_err(|e| Stop::Eval(e, 0))
 }
 
-/// What makes the group's output: a part, or a Convert of a part.
-#[derive(Clone, Copy)]
+/// What makes the group's output: a part, a Convert of a part, or a comparison.
 enum Top {
     Part(usize),
     Convert(usize),
+    Compare(Compare),
+}
+
+/// A comparison ending a group: its rule and broadcast plan, and its inputs of element type
+/// `ty`.
+struct Compare {
+    rule: Rule,
+    plan: Plan,
+    ty: ElementType,
+    inputs: [PartLeaf; 2],
 }
 
 /// Cuts the group into parts; `None` when it does not fuse (module docs). Also the output's
@@ -140,6 +194,11 @@ fn plan(
     let count = operands.len();
     let root = count.checked_sub(1)?;
     let convert = |k: usize| kinds[k].converts_to();
+    // Where a part ends: at a Convert, or at a comparison (only the root may be one).
+    let boundary = |k: usize| convert(k).is_some() || kinds[k].compares().is_some();
+    if (0..root).any(|k| kinds[k].compares().is_some()) {
+        return None;
+    }
     // Element types, member by member, and the broadcast plans.
     let mut types: Vec<ElementType> = Vec::with_capacity(count);
     for (k, &[x, y]) in operands.iter().enumerate() {
@@ -150,7 +209,10 @@ fn plan(
         if ty(x) != ty(y) || !TypeSet::ANY.contains(ty(x)) {
             return None;
         }
-        types.push(convert(k).unwrap_or(ty(x)));
+        types.push(match kinds[k].compares() {
+            Some(_) => ElementType::Boolean,
+            None => convert(k).unwrap_or(ty(x)),
+        });
     }
     let plans = plans(operands, |k| kinds[k].auto_broadcast(), tensors)?;
     let out_shape = plans[root].out.clone();
@@ -167,11 +229,11 @@ fn plan(
     let mut part_of: Vec<Option<usize>> = vec![None; count];
     let mut parts: Vec<PartPlan> = Vec::new();
     for k in (0..count).rev() {
-        if convert(k).is_some() {
+        if boundary(k) {
             continue;
         }
         let p = match consumer[k] {
-            Some(c) if convert(c).is_none() => part_of[c]?,
+            Some(c) if !boundary(c) => part_of[c]?,
             None if k != root => return None,
             _ => {
                 parts.push(PartPlan {
@@ -185,6 +247,18 @@ fn plan(
         };
         part_of[k] = Some(p);
     }
+    // What a member's operand is to a part (or comparison) it is not in: a tensor, or a Convert
+    // of a tensor or of a part.
+    let outside = |o: Operand| match o {
+        Operand::Leaf(l) => Some(PartLeaf::Tensor(l)),
+        Operand::Step(j) => {
+            convert(j)?;
+            match operands[j][0] {
+                Operand::Leaf(l) => Some(PartLeaf::Convert(l)),
+                Operand::Step(i) => Some(PartLeaf::Part(part_of[i]?)),
+            }
+        }
+    };
     // Each part's steps in execution order, operands made local.
     for k in 0..count {
         let Some(p) = part_of[k] else { continue };
@@ -196,14 +270,7 @@ fn plan(
                     *o = Operand::Step(s);
                     continue;
                 }
-                Operand::Step(j) => {
-                    convert(j)?;
-                    match operands[j][0] {
-                        Operand::Leaf(l) => PartLeaf::Convert(l),
-                        Operand::Step(i) => PartLeaf::Part(part_of[i]?),
-                    }
-                }
-                Operand::Leaf(l) => PartLeaf::Tensor(l),
+                o => outside(o)?,
             };
             let leaves = &mut parts[p].leaves;
             let at = match leaves.iter().position(|&x| x == leaf) {
@@ -222,15 +289,37 @@ fn plan(
             y: local[1],
         });
     }
-    let top = match (convert(root), operands[root][0]) {
-        (None, _) => Top::Part(part_of[root]?),
-        (Some(_), Operand::Step(i)) => Top::Convert(part_of[i]?),
-        (Some(_), Operand::Leaf(_)) => return None,
+    let top = match (kinds[root].compares(), convert(root), operands[root][0]) {
+        (Some(rule), _, x) => {
+            let [_, y] = operands[root];
+            let input = |o: Operand| match o {
+                Operand::Step(j) if convert(j).is_none() => Some(PartLeaf::Part(part_of[j]?)),
+                o => outside(o),
+            };
+            let ty = match x {
+                Operand::Leaf(l) => tensors[l].element_type(),
+                Operand::Step(j) => types[j],
+            };
+            Top::Compare(Compare {
+                rule,
+                plan: plans[root].clone(),
+                ty,
+                inputs: [input(x)?, input(y)?],
+            })
+        }
+        (None, None, _) => Top::Part(part_of[root]?),
+        (None, Some(_), Operand::Step(i)) => Top::Convert(part_of[i]?),
+        (None, Some(_), Operand::Leaf(_)) => return None,
     };
-    // Parts read through a Convert must not fail (a float type); the top part may. Every
-    // part, and the output, of a type the kernels compute (else the layers say why not).
+    // Parts read through a Convert or compared must not fail (a float type); the top part
+    // may. Every part, and the output (or what is compared), of a type the kernels compute
+    // (else the layers say why not).
     let below = |p: usize| !matches!(top, Top::Part(t) if t == p);
-    if !TypeSet::NUMERIC.contains(types[root])
+    let made = match &top {
+        Top::Compare(c) => c.ty,
+        _ => types[root],
+    };
+    if !TypeSet::NUMERIC.contains(made)
         || parts.iter().enumerate().any(|(p, part)| {
             !TypeSet::NUMERIC.contains(part.ty) || below(p) && !TypeSet::FLOAT.contains(part.ty)
         })

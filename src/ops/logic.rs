@@ -17,11 +17,13 @@
 //!   both undefined.
 //! * IsInf: `detect_positive` and `detect_negative` (default true) choose which infinities
 //!   count.
+//! * A comparison may end a fused group (`x*s + b > t` in one pass over the data): the group's
+//!   float parts are computed tile by tile and compared, with the same bits as layer by layer.
 
 use std::fmt;
 use std::mem::MaybeUninit;
 
-use super::binary::infer_shape;
+use super::binary::{Fusable, infer_shape};
 use super::kernel::{self, Out, Src};
 use super::{Arity, AttrError, Attrs, ElemError, EvalCx, EvalError, InferCx, Op, OpDef};
 use crate::broadcast::{AutoBroadcast, Plan};
@@ -131,8 +133,9 @@ impl Rule {
         )
     }
 
+    /// The comparison's result (`false` for a row that is not one).
     #[inline(always)]
-    fn test<T: PartialOrd>(self, a: T, b: T) -> bool {
+    pub fn test<T: PartialOrd>(self, a: T, b: T) -> bool {
         match self {
             Rule::Equal => a == b,
             Rule::NotEqual => a != b,
@@ -257,14 +260,32 @@ impl Pairwise {
         })?;
         let rule = self.row.rule;
         if rule.is_test() {
-            crate::dispatch!(any: ty, T => pair_map::<T, bool>(&plan, a, b, |x, y| Ok(rule.test(x, y))),
-                _ => Err(unsupported()))
+            crate::dispatch!(any: ty, T => compare::<T>(rule, &plan, a, b), _ => Err(unsupported()))
         } else if ty == ElementType::Boolean {
             pair_map::<bool, bool>(&plan, a, b, |x, y| rule.bits(x, y))
         } else {
             crate::dispatch!(int: ty, T => pair_map::<T, T>(&plan, a, b, |x, y| rule.bits(x, y)),
                 _ => Err(unsupported()))
         }
+    }
+}
+
+/// A comparison over the broadcast pairs of `a` and `b`: one loop per rule (a rule chosen
+/// element by element is not vectorised: `f32` Less ran 1.8x slower).
+fn compare<T: Element + PartialOrd>(
+    rule: Rule,
+    plan: &Plan,
+    a: &Tensor,
+    b: &Tensor,
+) -> Result<Tensor, EvalError> {
+    match rule {
+        Rule::Equal => pair_map::<T, bool>(plan, a, b, |x, y| Ok(x == y)),
+        Rule::NotEqual => pair_map::<T, bool>(plan, a, b, |x, y| Ok(x != y)),
+        Rule::Less => pair_map::<T, bool>(plan, a, b, |x, y| Ok(x < y)),
+        Rule::LessEqual => pair_map::<T, bool>(plan, a, b, |x, y| Ok(x <= y)),
+        Rule::Greater => pair_map::<T, bool>(plan, a, b, |x, y| Ok(x > y)),
+        Rule::GreaterEqual => pair_map::<T, bool>(plan, a, b, |x, y| Ok(x >= y)),
+        _ => Err(EvalError::Internal("not a comparison")),
     }
 }
 
@@ -344,6 +365,10 @@ impl Op for Pairwise {
         Some(vec![TensorType::new(out, shape)])
     }
 
+    fn fusable(&self) -> Option<&dyn Fusable> {
+        self.row.rule.is_test().then_some(self as &dyn Fusable)
+    }
+
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
         let (a, b) = (cx.tensor(0)?, cx.tensor(1)?);
         if let Some(plan) = Plan::new(self.auto_broadcast, a.shape(), b.shape()) {
@@ -355,6 +380,26 @@ impl Op for Pairwise {
             cx.reserve(ty, plan.len())?;
         }
         Ok(vec![self.eval_tensors(&a, &b)?])
+    }
+}
+
+/// A comparison ends a fused group: the group's parts are computed tile by tile in their type
+/// and compared ([`kernel::compared`]); it has no step kernel of its own.
+impl Fusable for Pairwise {
+    fn auto_broadcast(&self) -> AutoBroadcast {
+        self.auto_broadcast
+    }
+
+    fn kernel_for(&self, _: ElementType) -> Option<Box<dyn std::any::Any>> {
+        None
+    }
+
+    fn chain_op(&self) -> Option<kernel::ChainOp> {
+        None
+    }
+
+    fn compares(&self) -> Option<Rule> {
+        self.row.rule.is_test().then_some(self.row.rule)
     }
 }
 

@@ -291,6 +291,12 @@ pub trait Fusable: Send + Sync {
     fn converts_to(&self) -> Option<ElementType> {
         None
     }
+
+    /// For a comparison (→ `boolean`), its rule: it may end a fused group, whose parts are
+    /// computed in their type tile by tile and compared (it has no kernel).
+    fn compares(&self) -> Option<crate::ops::logic::Rule> {
+        None
+    }
 }
 
 /// A fusable op's kernel for `T`.

@@ -711,6 +711,14 @@ impl<'g, A: Element> Part<'g, A> {
 
 impl<A: Element + Cast, T: Cast> TileSource<T> for Part<'_, A> {
     fn fill(&self, g0: usize, out: &mut [MaybeUninit<T>]) {
+        // Read in its own type (a comparison of the part's values): computed in place.
+        if let Some(o) = same_mut::<T, A>(out) {
+            if self.0.chunk(g0, o).is_some() {
+                debug_assert!(false, "a float step failed");
+                o.fill(MaybeUninit::new(A::default()));
+            }
+            return;
+        }
         let mut buf: Vec<MaybeUninit<A>> = vec![MaybeUninit::uninit(); out.len()];
         if self.0.chunk(g0, &mut buf).is_some() {
             // Float steps do not fail (`Part::new`); were one to, its tile is made defined.
@@ -758,6 +766,92 @@ pub fn sourced<T: Element>(n: usize, source: &dyn TileSource<T>) -> Vec<T> {
         |_| (),
     );
     // SAFETY: the chunks cover `0..n` and a source writes every element it is given.
+    unsafe { data.set_len(n) };
+    data
+}
+
+/// An input of a comparison that ends a fused group: a tensor, read through the comparison's
+/// broadcast plan, or a leaf made tile by tile (a part of the group below the comparison, or a
+/// converted tensor; such a leaf has the output's shape).
+#[derive(Clone, Copy)]
+pub enum Side<'a, T> {
+    Tensor(&'a [T]),
+    Source(&'a dyn TileSource<T>),
+}
+
+/// The boolean output of `test` over the pairs of `a` and `b` that `plan` (the comparison's)
+/// broadcasts, tile by tile in parallel chunks: a source fills a tile buffer
+/// ([`SOURCE_TILE`] elements), a tensor is read in place run by run, and an output of
+/// [`STREAM_MIN`] bytes or more is written with non-temporal stores. Comparisons do not fail.
+pub fn compared<T: Element>(
+    plan: &Plan,
+    a: Side<'_, T>,
+    b: Side<'_, T>,
+    test: impl Fn(T, T) -> bool + Sync,
+) -> Vec<bool> {
+    let n = plan.len();
+    let stream = n >= STREAM_MIN;
+    let mut data: Vec<bool> = Vec::with_capacity(n);
+    in_parts(
+        &mut data.spare_capacity_mut()[..n],
+        PART,
+        |at, o| {
+            let len = SOURCE_TILE.min(o.len());
+            let buffer = |s: &Side<'_, T>| match s {
+                Side::Source(_) => vec![MaybeUninit::<T>::uninit(); len],
+                Side::Tensor(_) => Vec::new(),
+            };
+            let (mut buf_a, mut buf_b) = (buffer(&a), buffer(&b));
+            for (k, tile) in o.chunks_mut(SOURCE_TILE).enumerate() {
+                let g0 = at + k * SOURCE_TILE;
+                let len = tile.len();
+                for (side, buf) in [(&a, &mut buf_a), (&b, &mut buf_b)] {
+                    if let Side::Source(s) = side {
+                        s.fill(g0, &mut buf[..len]);
+                    }
+                }
+                // SAFETY: a source writes every element it is given (the buffers of tensors
+                // are empty and not read).
+                let (made_a, made_b) = unsafe {
+                    (
+                        filled(&buf_a, buf_a.len().min(len)),
+                        filled(&buf_b, buf_b.len().min(len)),
+                    )
+                };
+                plan.runs(g0, g0 + len, |r| {
+                    let at = r.start - g0;
+                    #[inline(always)]
+                    fn side<'s, T: Copy>(
+                        s: Side<'s, T>,
+                        made: &'s [T],
+                        at: usize,
+                        i: usize,
+                        step: bool,
+                        len: usize,
+                    ) -> Src<'s, T> {
+                        match s {
+                            Side::Tensor(d) => Src::of_run(d, i, step, len),
+                            Side::Source(_) => Src::Slice(&made[at..at + len]),
+                        }
+                    }
+                    let x = side(a, made_a, at, r.a, r.a_step, r.len);
+                    let y = side(b, made_b, at, r.b, r.b_step, r.len);
+                    let out = Out {
+                        data: &mut tile[at..at + r.len],
+                        stream,
+                    };
+                    super::map(x, y, out, &test);
+                    true
+                });
+            }
+            if stream {
+                stream_fence();
+            }
+            None::<()>
+        },
+        |_| (),
+    );
+    // SAFETY: the plan's runs cover `0..n` exactly once, each writing all its elements.
     unsafe { data.set_len(n) };
     data
 }

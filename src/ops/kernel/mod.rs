@@ -31,8 +31,8 @@ use std::mem::MaybeUninit;
 
 pub use chain::{Chain, ChainFns, ChainOp, Link};
 pub use fused::{
-    Converted, Failure, Operand, Part, Step, StepKernel, TileSource, binary, fused, fused_from,
-    sourced,
+    Converted, Failure, Operand, Part, Side, Step, StepKernel, TileSource, binary, compared, fused,
+    fused_from, sourced,
 };
 pub use narrow::{Narrow, through_f32};
 pub use simd::vectorised;
