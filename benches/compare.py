@@ -111,6 +111,14 @@ def workloads():
     a = param("a", f32)
     x = ops.greater(ops.add(ops.multiply(a, scale), bias), ops.constant(np.float32(0.25)))
     w["f32 x*scale+bias > 0.25 -> boolean"] = model("affine_greater", x, [a])
+    # Select: a leaky ReLU written with a comparison (two groups: the mask, then Select over
+    # a fused product), and a mask applied to scores (a lone Select, cond broadcast).
+    a = param("a", f32)
+    x = ops.select(ops.greater(a, ops.constant(np.float32(0))), a, ops.multiply(a, ops.constant(np.float32(0.1))))
+    w["f32 select(a>0, a, a*0.1)"] = model("select_leaky", x, [a])
+    a, m = param("a", f32), param("m", ov.Type.boolean, [1, 1, 64, 64])
+    x = ops.select(m, a, ops.constant(np.float32(-np.inf)))
+    w["f32 select(mask [1,1,64,64], a, -inf)"] = model("select_mask", x, [a, m])
     return w
 
 

@@ -660,7 +660,7 @@ fn layer(
     let version = match kind {
         "Convert" | "Subtract" | "Add" | "Multiply" | "Maximum" | "Divide" | "Exp" | "Relu"
         | "Abs" | "Floor" | "Tanh" | "Sigmoid" | "Negative" | "SquaredDifference" | "Less"
-        | "Greater" | "Equal" | "NotEqual" | "LessEqual" | "GreaterEqual" => "opset1",
+        | "Greater" | "Equal" | "NotEqual" | "LessEqual" | "GreaterEqual" | "Select" => "opset1",
         other => panic!("no version for {other}"),
     };
     writeln!(
@@ -676,7 +676,8 @@ fn layer(
 /// A random graph whose values change element type through Convert layers: Parameters of
 /// several types (`boolean` too, read only through a Convert), Converts to any numeric type,
 /// unary and binary layers on values of one type (a Convert is inserted where the operands'
-/// types differ), comparisons (→ `boolean`) among them and, in a third of the graphs, last.
+/// types differ), comparisons (→ `boolean`) and Selects among them and, in half the graphs,
+/// last.
 fn mixed_case(rng: &mut Rng) -> Case {
     const TYPES: [&str; 7] = ["f32", "f16", "bf16", "f64", "i32", "u8", "i64"];
     let full: Vec<usize> = match rng.below(3) {
@@ -720,7 +721,8 @@ fn mixed_case(rng: &mut Rng) -> Case {
     let mut edges = Vec::new();
     let mut results = Vec::new();
     let layers = 2 + rng.below(10);
-    let compare_last = rng.below(3) == 0;
+    // The last layer: a comparison (10), a Select (11) or any (12).
+    let last = 10 + rng.below(4).min(2);
     let convert = |xml: &mut String,
                    edges: &mut Vec<(usize, usize, usize, usize)>,
                    values: &mut Vec<(Vec<usize>, &'static str)>,
@@ -744,12 +746,53 @@ fn mixed_case(rng: &mut Rng) -> Case {
     };
     for l in 0..layers {
         let x = rng.below(values.len());
-        let r = if compare_last && l + 1 == layers {
-            10
-        } else {
-            rng.below(11)
+        let r = match last {
+            10 | 11 if l + 1 == layers => last,
+            _ => rng.below(12),
         };
-        let id = if r < 3 || values[x].1 == "boolean" {
+        let id = if r == 11 && values[x].1 != "boolean" {
+            // Select(cond, x, y): cond a boolean value (or a Convert to one), y of x's type.
+            let t = values[x].1;
+            let bools: Vec<usize> = (0..values.len())
+                .filter(|&v| values[v].1 == "boolean")
+                .collect();
+            let c = if bools.is_empty() || rng.below(4) == 0 {
+                let z = rng.below(values.len());
+                convert(
+                    &mut xml,
+                    &mut edges,
+                    &mut values,
+                    &mut out_port,
+                    z,
+                    "boolean",
+                )
+            } else {
+                bools[rng.below(bools.len())]
+            };
+            let same: Vec<usize> = (0..values.len()).filter(|&v| values[v].1 == t).collect();
+            let y = same[rng.below(same.len())];
+            let out = broadcast(&broadcast(&values[c].0, &values[x].0), &values[y].0);
+            let id = values.len();
+            let (sc, sx, sy) = (
+                values[c].0.clone(),
+                values[x].0.clone(),
+                values[y].0.clone(),
+            );
+            layer(
+                &mut xml,
+                id,
+                "Select",
+                "<data auto_broadcast=\"numpy\"/>",
+                &[(&sc, "boolean"), (&sx, t), (&sy, t)],
+                (&out, t),
+            );
+            edges.push((c, out_port[c], id, 0));
+            edges.push((x, out_port[x], id, 1));
+            edges.push((y, out_port[y], id, 2));
+            values.push((out, t));
+            out_port.push(3);
+            id
+        } else if r < 3 || values[x].1 == "boolean" {
             let to = TYPES[rng.below(TYPES.len())];
             convert(&mut xml, &mut edges, &mut values, &mut out_port, x, to)
         } else if r < 5 {
@@ -784,7 +827,7 @@ fn mixed_case(rng: &mut Rng) -> Case {
                 same[rng.below(same.len())]
             };
             let out = broadcast(&values[x].0, &values[y].0);
-            let kind = if r == 10 {
+            let kind = if r >= 10 {
                 [
                     "Less",
                     "Greater",
@@ -803,7 +846,7 @@ fn mixed_case(rng: &mut Rng) -> Case {
                     "SquaredDifference",
                 ][rng.below(6)]
             };
-            let out_ty = if r == 10 { "boolean" } else { t };
+            let out_ty = if r >= 10 { "boolean" } else { t };
             let id = values.len();
             let (sx, sy) = (values[x].0.clone(), values[y].0.clone());
             layer(
@@ -998,6 +1041,108 @@ fn groups_ending_in_a_comparison_need_no_intermediates() {
     }
     // Without room for the output, the fused run is refused too: the budget is real.
     model.set_memory_limit((n * 4 + 4 + n / 2) as u64);
+    assert_eq!(model.run(inputs()).unwrap_err().code(), "E604");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A group ending in a Select is one pass: `Select(c, relu(x·b + b), x)` over 2^21 + 3
+/// `f32` elements (its output streamed) runs under a budget of its inputs and output; its
+/// bits are those of a plain loop and of layer-by-layer execution. The lone Select (its `cond`
+/// broadcast along rows) is checked too.
+#[test]
+fn groups_ending_in_a_select_need_no_intermediates() {
+    let (rows, cols) = ((1usize << 21) / 64 + 1, 64usize);
+    let n = rows * cols;
+    let mut xml =
+        String::from("<?xml version=\"1.0\"?>\n<net name=\"sel\" version=\"11\">\n<layers>\n");
+    let (big, one, col): (&[usize], &[usize], &[usize]) = (&[rows, cols], &[1], &[cols]);
+    parameter(&mut xml, 0, big, "f32");
+    parameter(&mut xml, 1, one, "f32");
+    parameter(&mut xml, 2, col, "boolean");
+    let bcast = "<data auto_broadcast=\"numpy\"/>";
+    layer(
+        &mut xml,
+        3,
+        "Multiply",
+        bcast,
+        &[(big, "f32"), (one, "f32")],
+        (big, "f32"),
+    );
+    layer(
+        &mut xml,
+        4,
+        "Add",
+        bcast,
+        &[(big, "f32"), (one, "f32")],
+        (big, "f32"),
+    );
+    layer(&mut xml, 5, "Relu", "", &[(big, "f32")], (big, "f32"));
+    let inputs3 = [(col, "boolean"), (big, "f32"), (big, "f32")];
+    layer(&mut xml, 6, "Select", bcast, &inputs3, (big, "f32"));
+    let edges = vec![
+        (0, 0, 3, 0),
+        (1, 0, 3, 1),
+        (3, 2, 4, 0),
+        (1, 0, 4, 1),
+        (4, 2, 5, 0),
+        (2, 0, 6, 0),
+        (5, 1, 6, 1),
+        (0, 0, 6, 2),
+    ];
+    close(
+        &mut xml,
+        7,
+        &[(6, big, "f32")],
+        &[0, 0, 0, 2, 2, 1, 3],
+        edges,
+    );
+    let (dir, mut model) = load("sel-budget", &xml);
+    let mut rng = Rng(9);
+    let x: Vec<f32> = (0..n)
+        .map(|_| (rng.next() % 2001) as f32 / 100.0 - 10.0)
+        .collect();
+    let c: Vec<bool> = (0..cols).map(|_| rng.next().is_multiple_of(2)).collect();
+    let b = -0.625f32;
+    let inputs = || {
+        vec![
+            (
+                "p0".to_string(),
+                Tensor::from(ArrayD::from_shape_vec(IxDyn(&[rows, cols]), x.clone()).unwrap()),
+            ),
+            (
+                "p1".to_string(),
+                Tensor::from(ArrayD::from_shape_vec(IxDyn(&[1]), vec![b]).unwrap()),
+            ),
+            (
+                "p2".to_string(),
+                Tensor::from(ArrayD::from_shape_vec(IxDyn(&[cols]), c.clone()).unwrap()),
+            ),
+        ]
+    };
+    let want: Vec<u32> = (0..n)
+        .map(|i| {
+            if c[i % cols] {
+                (x[i] * b + b).max(0.0)
+            } else {
+                x[i]
+            }
+            .to_bits()
+        })
+        .collect();
+    let plain = model.run_observed(inputs(), |_| Ok(())).unwrap();
+    model.set_memory_limit((n * 8 + 4 + cols) as u64 + 4096);
+    let got = model.run(inputs()).unwrap_or_else(|e| panic!("{e}"));
+    for out in [&got, &plain] {
+        let bits: Vec<u32> = out[0]
+            .tensor
+            .view::<f32>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect();
+        assert!(bits == want, "Select differs from the plain loop");
+    }
+    model.set_memory_limit((n * 4 + 4 + cols + n * 2) as u64);
     assert_eq!(model.run(inputs()).unwrap_err().code(), "E604");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -26,8 +26,9 @@ use crate::tensor::{Element, Tensor, Value};
 pub const MAX_GROUP: usize = 16;
 
 /// For each node, the node whose group it is computed with: itself, unless it is a fusable
-/// layer (not a comparison: one only ends a group) whose only live consumer is another fusable
-/// layer reading it once and that layer's group is not full ([`MAX_GROUP`]).
+/// layer whose only live consumer is another fusable layer reading it once and that layer's
+/// group is not full ([`MAX_GROUP`]). A comparison or a Select only ends a group, except that
+/// a comparison joins the group of the Select whose `cond` it is.
 pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
     let mut root: Vec<usize> = (0..g.nodes.len()).collect();
     if !fuse {
@@ -38,23 +39,36 @@ pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
     // settled before its producers look it up.
     for &i in g.order.iter().rev() {
         let node = &g.nodes[i];
-        // A comparison (→ `boolean`) only ends a group.
-        if dead[i]
-            || !fusable_node(node)
-            || node.op.fusable().is_some_and(|f| f.compares().is_some())
-        {
+        if dead[i] || !fusable_node(node) {
             continue;
         }
+        let selects = |c: usize| {
+            g.nodes[c]
+                .op
+                .fusable()
+                .is_some_and(|f| f.selects().is_some())
+        };
         let mut live = node.outputs[0].consumers.iter().filter(|(c, _)| !dead[*c]);
-        if let (Some(&(c, _)), None) = (live.next(), live.next())
+        if let (Some(&(c, port)), None) = (live.next(), live.next())
             && fusable_node(&g.nodes[c])
             && size[root[c]] < MAX_GROUP
+            // A comparison (→ `boolean`) or a Select only ends a group, but a comparison may
+            // be the `cond` of a Select that does.
+            && node.op.fusable().is_some_and(|f| {
+                !ends_group(f) || f.compares().is_some() && port == 0 && selects(c)
+            })
         {
             root[i] = root[c];
             size[root[c]] += 1;
         }
     }
     root
+}
+
+/// Whether a fusable op can only be the last member of a group (its output is made from
+/// tiles of its inputs, not by a step kernel): a comparison, Select.
+fn ends_group(f: &dyn Fusable) -> bool {
+    f.compares().is_some() || f.selects().is_some()
 }
 
 /// Whether a layer can be a member of a fused group: a fusable op with one output and
@@ -95,6 +109,8 @@ pub(super) fn run(
     // Operands: earlier members, or leaves (values computed outside the group).
     let mut leaves: Vec<Source> = Vec::new();
     let mut operands: Vec<[Operand; 2]> = Vec::with_capacity(members.len());
+    // Select's `cond` (its operands are `then` and `else`).
+    let mut conds: Vec<Option<Operand>> = Vec::with_capacity(members.len());
     let mut kinds: Vec<(AutoBroadcast, &dyn Fusable)> = Vec::with_capacity(members.len());
     for &m in members {
         let node = &g.nodes[m];
@@ -102,8 +118,8 @@ pub(super) fn run(
             return Err((m, missing()));
         };
         let (spec, kind) = (f.auto_broadcast(), f);
-        let mut ops = [Operand::Leaf(0); 2];
-        for (o, p) in ops.iter_mut().zip(&node.inputs) {
+        let mut all = [Operand::Leaf(0); 3];
+        for (o, p) in all.iter_mut().zip(&node.inputs) {
             *o = match members.iter().position(|&x| x == p.source.node) {
                 Some(k) => Operand::Step(k),
                 None => Operand::Leaf(match leaves.iter().position(|&l| l == p.source) {
@@ -115,10 +131,13 @@ pub(super) fn run(
                 }),
             };
         }
-        if f.data_inputs() == 1 {
-            ops[1] = ops[0];
-        }
+        let (ops, cond) = match f.data_inputs() {
+            1 => ([all[0], all[0]], None),
+            3 => ([all[1], all[2]], Some(all[0])),
+            _ => ([all[0], all[1]], None),
+        };
         operands.push(ops);
+        conds.push(cond);
         kinds.push((spec, kind));
     }
     let tensors: Vec<Value<'_>> = leaves
@@ -131,7 +150,7 @@ pub(super) fn run(
         .collect::<Result<_, _>>()?;
     if kinds
         .iter()
-        .any(|(_, k)| k.converts_to().is_some() || k.compares().is_some())
+        .any(|(_, k)| k.converts_to().is_some() || ends_group(*k))
     {
         if members.len() == 1 {
             // A lone Convert: the op's own evaluation (packed weight types, any layout).
@@ -139,7 +158,15 @@ pub(super) fn run(
             return one_by_one(g, members, values, budget);
         }
         let kinds: Vec<&dyn Fusable> = kinds.iter().map(|(_, k)| *k).collect();
-        return super::mixed::run(g, members, &operands, &kinds, tensors, values, budget);
+        return super::mixed::run(
+            g,
+            members,
+            (&operands, &conds),
+            &kinds,
+            tensors,
+            values,
+            budget,
+        );
     }
     let ty = tensors[0].element_type();
     // Shapes step by step; any mismatch, or an intermediate of another shape than the

@@ -1,5 +1,6 @@
-//! Fused groups with a Convert in them: the group's element type changes along the way
-//! (`u8` pixels → `f32` → normalised, an `i64` mask → `f32` → scaled, an `f32` chain → `f16`).
+//! Fused groups whose element type changes along the way: with a Convert in them (`u8` pixels
+//! → `f32` → normalised, an `i64` mask → `f32` → scaled, an `f32` chain → `f16`), ending in a
+//! comparison (`x·s + b > t` → `boolean`) or in a Select (`Select(x > 0, x, x·0.1)`).
 //!
 //! Such a group is cut at its Converts into *parts*, each a group of one element type (the
 //! same-typed group [`kernel::fused_from`] computes). A part reads a Convert as a leaf made tile
@@ -15,6 +16,12 @@
 //! group. Anything else (a part of an integer type below a Convert, a Convert of a Convert, a
 //! packed weight type, a boolean output, shapes that differ) runs layer by layer. The output
 //! always gets its own buffer (no input of such a group is written over).
+//!
+//! A comparison or a Select ends a group the same way a Convert does: its inputs are leaves
+//! made tile by tile (parts of the group, Converts, or tensors read through its broadcast),
+//! and the output is made from those tiles ([`kernel::Compared`], [`kernel::Selected`]). A
+//! comparison may also be the `cond` of the Select that ends its group; a comparison or a
+//! Select anywhere else ends its own group (`group::roots`).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -30,7 +37,8 @@ use crate::num::Cast;
 use crate::ops::EvalError;
 use crate::ops::binary::Fusable;
 use crate::ops::kernel::{
-    self, Chain, ChainFns, Converted, Link, Operand, Part, Side, Step, StepKernel, TileSource,
+    self, Broadcasted, Chain, ChainFns, Compared, Converted, Link, Operand, Part, Selected, Side,
+    Step, StepKernel, TileSource,
 };
 use crate::ops::logic::Rule;
 use crate::tensor::{Element, Tensor, TypeSet, Value};
@@ -74,14 +82,14 @@ type Sources<'a, T> = [Option<&'a dyn TileSource<T>>];
 pub(super) fn run(
     g: &Graph,
     members: &[usize],
-    operands: &[[Operand; 2]],
+    (operands, conds): (&[[Operand; 2]], &[Option<Operand>]),
     kinds: &[&dyn Fusable],
     tensors: Vec<Value<'_>>,
     values: &mut Values,
     budget: &mut Budget,
 ) -> Result<Arc<Tensor>, (usize, Error)> {
     let root = members.len() - 1;
-    let Some(plan) = plan(operands, kinds, &tensors) else {
+    let Some(plan) = plan(operands, conds, kinds, &tensors) else {
         drop(tensors);
         return one_by_one(g, members, values, budget);
     };
@@ -93,11 +101,15 @@ pub(super) fn run(
         kinds,
         tensors: &tensors,
     };
+    let internal = |what| Stop::Eval(EvalError::Internal(what), root);
     let result = if let Top::Compare(c) = &top {
-        crate::dispatch!(numeric: c.ty, T => compare::<T>(&mixed, c, &out_shape), _ => {
-            drop(mixed);
-            drop(tensors);
-            return one_by_one(g, members, values, budget);
+        with_compare(&mixed, c, &mut |source| {
+            wrap::<bool>(&out_shape, kernel::sourced(n, source))
+        })
+    } else if let Top::Select(s) = &top {
+        with_cond(&mixed, &s.cond, &out_shape, &mut |cond| {
+            crate::dispatch!(numeric: out_ty, T => select::<T>(&mixed, s, cond, &out_shape),
+                _ => Err(internal("a Select's type")))
         })
     } else {
         crate::dispatch!(numeric: out_ty, T => match top {
@@ -112,7 +124,7 @@ pub(super) fn run(
                 };
                 wrap::<T>(&out_shape, kernel::sourced(n, *source))
             }),
-            Top::Compare(_) => Err(Stop::Eval(EvalError::Internal("a comparison as a part"), root)),
+            Top::Compare(_) | Top::Select(_) => Err(Stop::Eval(EvalError::Internal("not a part"), root)),
         }, _ => {
             drop(mixed);
             drop(tensors);
@@ -128,37 +140,130 @@ pub(super) fn run(
     })
 }
 
-/// A group ending in a comparison: its two inputs' tiles (tensors read in place, parts and
-/// Converts made tile by tile in `T`) compared into the boolean output.
-fn compare<T: Element + Cast + PartialOrd>(m: &Mixed<'_, '_>, c: &Compare, shape: &[usize]) -> Ran {
-    let data: Vec<Cow<'_, [T]>> = c
-        .inputs
+/// The elements of tensor leaves among `leaves` as `T` (empty for the others).
+fn tensor_data<'a, T: Element>(
+    m: &Mixed<'a, '_>,
+    leaves: &[PartLeaf],
+) -> Result<Vec<Cow<'a, [T]>>, Stop> {
+    leaves
         .iter()
         .map(|l| match *l {
             PartLeaf::Tensor(t) => leaf_data::<T>(&m.tensors[t]).ok_or(Stop::Eval(
-                EvalError::Internal("a compared input has another type"),
+                EvalError::Internal("a fused input has another type"),
                 0,
             )),
             PartLeaf::Convert(_) | PartLeaf::Part(_) => Ok(Cow::Borrowed(&[][..])),
         })
-        .collect::<Result<_, _>>()?;
+        .collect()
+}
+
+/// Calls `k` with a comparison's tiles ([`kernel::Compared`]): its inputs (tensors read in
+/// place, parts and Converts made tile by tile in their type) compared by its rule.
+fn with_compare(
+    m: &Mixed<'_, '_>,
+    c: &Compare,
+    k: &mut dyn FnMut(&dyn TileSource<bool>) -> Ran,
+) -> Ran {
+    crate::dispatch!(numeric: c.ty, T => compare_with::<T>(m, c, k),
+        _ => Err(Stop::Eval(EvalError::Internal("a comparison's type"), 0)))
+}
+
+fn compare_with<T: Element + Cast + PartialOrd>(
+    m: &Mixed<'_, '_>,
+    c: &Compare,
+    k: &mut dyn FnMut(&dyn TileSource<bool>) -> Ran,
+) -> Ran {
+    let data = tensor_data::<T>(m, &c.inputs)?;
     with_sources::<T>(m, &c.inputs, Vec::new(), &mut |sources| {
         let side = |i: usize| match sources.get(i).copied().flatten() {
             Some(s) => Side::Source(s),
             None => Side::Tensor(&data[i]),
         };
         let (a, b, plan) = (side(0), side(1), &c.plan);
+        macro_rules! by {
+            ($test:expr) => {
+                k(&Compared {
+                    plan,
+                    a,
+                    b,
+                    test: $test,
+                })
+            };
+        }
         // One loop per rule (a rule chosen element by element is not vectorised).
-        let out = match c.rule {
-            Rule::Equal => kernel::compared(plan, a, b, |x, y| x == y),
-            Rule::NotEqual => kernel::compared(plan, a, b, |x, y| x != y),
-            Rule::Less => kernel::compared(plan, a, b, |x, y| x < y),
-            Rule::LessEqual => kernel::compared(plan, a, b, |x, y| x <= y),
-            Rule::Greater => kernel::compared(plan, a, b, |x, y| x > y),
-            Rule::GreaterEqual => kernel::compared(plan, a, b, |x, y| x >= y),
-            _ => return Err(Stop::Eval(EvalError::Internal("not a comparison"), 0)),
+        match c.rule {
+            Rule::Equal => by!(|x: T, y: T| x == y),
+            Rule::NotEqual => by!(|x: T, y: T| x != y),
+            Rule::Less => by!(|x: T, y: T| x < y),
+            Rule::LessEqual => by!(|x: T, y: T| x <= y),
+            Rule::Greater => by!(|x: T, y: T| x > y),
+            Rule::GreaterEqual => by!(|x: T, y: T| x >= y),
+            _ => Err(Stop::Eval(EvalError::Internal("not a comparison"), 0)),
+        }
+    })
+}
+
+/// Calls `k` with a Select's `cond` made tile by tile: a tensor broadcast as it is read, a
+/// Convert, or a comparison of the group.
+fn with_cond(
+    m: &Mixed<'_, '_>,
+    cond: &Cond,
+    shape: &[usize],
+    k: &mut dyn FnMut(&dyn TileSource<bool>) -> Ran,
+) -> Ran {
+    let internal = |what| Stop::Eval(EvalError::Internal(what), 0);
+    match cond {
+        Cond::Compare(c) => with_compare(m, c, k),
+        Cond::Leaf(PartLeaf::Tensor(t), aligned) => {
+            let data = leaf_data::<bool>(&m.tensors[*t])
+                .ok_or_else(|| internal("Select's condition type"))?;
+            let source = Broadcasted::new(&data, aligned, shape)
+                .ok_or_else(|| internal("Select's condition shape"))?;
+            k(&source)
+        }
+        Cond::Leaf(leaf, _) => {
+            with_sources::<bool>(m, &[*leaf], Vec::new(), &mut |made| match made
+                .first()
+                .copied()
+                .flatten()
+            {
+                Some(source) => k(source),
+                None => Err(internal("Select's condition")),
+            })
+        }
+    }
+}
+
+/// A group ending in a Select: `then` and `else` made tile by tile (tensors broadcast as they
+/// are read, parts and Converts computed) and chosen between by `cond`'s tiles.
+fn select<T: Element + Cast>(
+    m: &Mixed<'_, '_>,
+    s: &SelectTop,
+    cond: &dyn TileSource<bool>,
+    shape: &[usize],
+) -> Ran {
+    let internal = |what| Stop::Eval(EvalError::Internal(what), 0);
+    let data = tensor_data::<T>(m, &s.inputs)?;
+    // Tensors broadcast as they are read (`None` for parts and Converts).
+    let spread = [
+        Broadcasted::new(&data[0], &s.aligned[0], shape),
+        Broadcasted::new(&data[1], &s.aligned[1], shape),
+    ];
+    let n = shape.iter().product();
+    with_sources::<T>(m, &s.inputs, Vec::new(), &mut |sources| {
+        let mut pick = [None, None];
+        for (i, p) in pick.iter_mut().enumerate() {
+            *p = match (sources.get(i).copied().flatten(), &spread[i]) {
+                (Some(t), _) => Some(t),
+                (None, Some(t)) => Some(t as &dyn TileSource<T>),
+                (None, None) => None,
+            };
+        }
+        let [Some(then), Some(other)] = pick else {
+            return Err(internal("Select's then or else"));
         };
-        wrap::<bool>(shape, out)
+        let source = Selected { cond, then, other };
+        wrap::<T>(shape, kernel::sourced(n, &source))
     })
 }
 
@@ -172,6 +277,22 @@ fn wrap<T: Element>(shape: &[usize], data: Vec<T>) -> Ran {
 enum Top {
     Part(usize),
     Convert(usize),
+    Compare(Compare),
+    Select(SelectTop),
+}
+
+/// A Select ending a group: its `cond`, where its `then` and `else` (of the output's type)
+/// are read and their shapes aligned for broadcasting into the output.
+struct SelectTop {
+    cond: Cond,
+    inputs: [PartLeaf; 2],
+    aligned: [Vec<usize>; 2],
+}
+
+/// A Select's `cond`: read as a leaf (a tensor, with its shape aligned for broadcasting into
+/// the output, or a Convert), or a comparison of the group.
+enum Cond {
+    Leaf(PartLeaf, Vec<usize>),
     Compare(Compare),
 }
 
@@ -188,15 +309,19 @@ struct Compare {
 /// element type and shape.
 fn plan(
     operands: &[[Operand; 2]],
+    conds: &[Option<Operand>],
     kinds: &[&dyn Fusable],
     tensors: &[Value<'_>],
 ) -> Option<(Vec<PartPlan>, Top, ElementType, Vec<usize>)> {
     let count = operands.len();
     let root = count.checked_sub(1)?;
     let convert = |k: usize| kinds[k].converts_to();
-    // Where a part ends: at a Convert, or at a comparison (only the root may be one).
-    let boundary = |k: usize| convert(k).is_some() || kinds[k].compares().is_some();
-    if (0..root).any(|k| kinds[k].compares().is_some()) {
+    // Where a part ends: at a Convert, or at a comparison or Select (only the root may be one,
+    // or a comparison that is the root Select's `cond`).
+    let ends = |k: usize| kinds[k].compares().is_some() || kinds[k].selects().is_some();
+    let boundary = |k: usize| convert(k).is_some() || ends(k);
+    let cond_of_root = conds.get(root).copied().flatten();
+    if (0..root).any(|k| ends(k) && cond_of_root != Some(Operand::Step(k))) {
         return None;
     }
     // Element types, member by member, and the broadcast plans.
@@ -289,24 +414,48 @@ fn plan(
             y: local[1],
         });
     }
+    let input = |o: Operand| match o {
+        Operand::Step(j) if convert(j).is_none() => Some(PartLeaf::Part(part_of[j]?)),
+        o => outside(o),
+    };
+    let type_of = |o: Operand| match o {
+        Operand::Leaf(l) => tensors[l].element_type(),
+        Operand::Step(j) => types[j],
+    };
+    // Member `k` as a comparison.
+    let compare = |k: usize| {
+        let [x, y] = operands[k];
+        Some(Compare {
+            rule: kinds[k].compares()?,
+            plan: plans[k].clone(),
+            ty: type_of(x),
+            inputs: [input(x)?, input(y)?],
+        })
+    };
     let top = match (kinds[root].compares(), convert(root), operands[root][0]) {
-        (Some(rule), _, x) => {
-            let [_, y] = operands[root];
-            let input = |o: Operand| match o {
-                Operand::Step(j) if convert(j).is_none() => Some(PartLeaf::Part(part_of[j]?)),
-                o => outside(o),
+        _ if kinds[root].selects().is_some() => {
+            let select = kinds[root].selects()?;
+            let cond = cond_of_root?;
+            let shape_of = |o: Operand| match o {
+                Operand::Leaf(l) => tensors[l].shape(),
+                Operand::Step(j) => &plans[j].out,
             };
-            let ty = match x {
-                Operand::Leaf(l) => tensors[l].element_type(),
-                Operand::Step(j) => types[j],
-            };
-            Top::Compare(Compare {
-                rule,
-                plan: plans[root].clone(),
-                ty,
+            let [x, y] = operands[root];
+            let (out, [c, t, e]) = select.aligned([shape_of(cond), shape_of(x), shape_of(y)])?;
+            // The group's intermediates have the output's shape.
+            if type_of(cond) != ElementType::Boolean || out != plans[root].out {
+                return None;
+            }
+            Top::Select(SelectTop {
+                cond: match cond {
+                    Operand::Step(k) if kinds[k].compares().is_some() => Cond::Compare(compare(k)?),
+                    o => Cond::Leaf(outside(o)?, c),
+                },
                 inputs: [input(x)?, input(y)?],
+                aligned: [t, e],
             })
         }
+        (Some(_), _, _) => Top::Compare(compare(root)?),
         (None, None, _) => Top::Part(part_of[root]?),
         (None, Some(_), Operand::Step(i)) => Top::Convert(part_of[i]?),
         (None, Some(_), Operand::Leaf(_)) => return None,
@@ -315,11 +464,20 @@ fn plan(
     // may. Every part, and the output (or what is compared), of a type the kernels compute
     // (else the layers say why not).
     let below = |p: usize| !matches!(top, Top::Part(t) if t == p);
+    let compared = match &top {
+        Top::Compare(c)
+        | Top::Select(SelectTop {
+            cond: Cond::Compare(c),
+            ..
+        }) => Some(c.ty),
+        _ => None,
+    };
     let made = match &top {
         Top::Compare(c) => c.ty,
         _ => types[root],
     };
     if !TypeSet::NUMERIC.contains(made)
+        || compared.is_some_and(|t| !TypeSet::NUMERIC.contains(t))
         || parts.iter().enumerate().any(|(p, part)| {
             !TypeSet::NUMERIC.contains(part.ty) || below(p) && !TypeSet::FLOAT.contains(part.ty)
         })

@@ -17,8 +17,9 @@
 //!   both undefined.
 //! * IsInf: `detect_positive` and `detect_negative` (default true) choose which infinities
 //!   count.
-//! * A comparison may end a fused group (`x*s + b > t` in one pass over the data): the group's
-//!   float parts are computed tile by tile and compared, with the same bits as layer by layer.
+//! * A comparison may end a fused group (`x*s + b > t` in one pass over the data), or be the
+//!   `cond` of a Select that does: the group's float parts are computed tile by tile and
+//!   compared, with the same bits as layer by layer. Each rule has its own loop.
 
 use std::fmt;
 use std::mem::MaybeUninit;
@@ -383,8 +384,9 @@ impl Op for Pairwise {
     }
 }
 
-/// A comparison ends a fused group: the group's parts are computed tile by tile in their type
-/// and compared ([`kernel::compared`]); it has no step kernel of its own.
+/// A comparison ends a fused group (or is the `cond` of the Select that does): the group's
+/// parts are computed tile by tile in their type and compared ([`kernel::Compared`]); it has
+/// no step kernel of its own.
 impl Fusable for Pairwise {
     fn auto_broadcast(&self) -> AutoBroadcast {
         self.auto_broadcast

@@ -7,7 +7,13 @@
 //! broadcast together), `pdpd` (`else` and then `cond` broadcast onto `then`'s shape, at the
 //! axis given). The output has `then`'s element type. The chosen element is copied bit for bit
 //! (NaN payloads, −0).
+//!
+//! Each input is broadcast into the output tile by tile and the tiles chosen between, in
+//! parallel chunks. Select may end a fused group: `then` and `else` computed by float chains
+//! of the group as they are needed (`Select(m, x·s + b, y)` in one pass).
 
+use super::binary::Fusable;
+use super::kernel::{self, Broadcasted, Selected};
 use super::logic::same_type;
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
 use crate::broadcast::{self, AutoBroadcast};
@@ -36,8 +42,9 @@ fn parse(a: &Attrs) -> Result<Box<dyn Op>, Vec<AttrError>> {
 }
 
 impl Select {
-    /// The output shape and each input's strides into it, for static shapes.
-    fn layout(&self, shapes: [&[usize]; 3]) -> Option<(Vec<usize>, [Vec<usize>; 3])> {
+    /// The output shape and each input's shape aligned for numpy broadcasting into it (`pdpd`
+    /// shapes made numpy's), for static shapes; `None` if they do not broadcast.
+    pub fn aligned(&self, shapes: [&[usize]; 3]) -> Option<(Vec<usize>, [Vec<usize>; 3])> {
         let [c, t, e] = shapes;
         let (out, aligned): (Vec<usize>, [Vec<usize>; 3]) = match self.auto_broadcast {
             AutoBroadcast::None => {
@@ -57,12 +64,10 @@ impl Select {
                 (t.to_vec(), [c, t.to_vec(), e])
             }
         };
-        let strides = [
-            broadcast::strides_into(&aligned[0], &out)?,
-            broadcast::strides_into(&aligned[1], &out)?,
-            broadcast::strides_into(&aligned[2], &out)?,
-        ];
-        Some((out, strides))
+        aligned
+            .iter()
+            .all(|a| broadcast::strides_into(a, &out).is_some())
+            .then_some((out, aligned))
     }
 
     /// The op on tensors.
@@ -74,8 +79,8 @@ impl Select {
         if c.element_type() != ElementType::Boolean {
             return Err(EvalError::Types(c.element_type(), ElementType::Boolean));
         }
-        let (out, strides) = self
-            .layout([c.shape(), t.shape(), e.shape()])
+        let (out, aligned) = self
+            .aligned([c.shape(), t.shape(), e.shape()])
             .ok_or_else(|| {
                 EvalError::Invalid(format!(
                     "the shapes {:?}, {:?} and {:?} do not broadcast",
@@ -84,44 +89,69 @@ impl Select {
                     e.shape()
                 ))
             })?;
-        crate::dispatch!(any: ty, T => select::<T>(c, t, e, &out, &strides),
+        crate::dispatch!(any: ty, T => select::<T>(c, t, e, &out, &aligned),
             _ => Err(EvalError::UnsupportedType { op: "Select".into(), ty }))
     }
 }
 
+/// Select over tensors: each broadcast into the output tile by tile and the tiles chosen
+/// between ([`kernel::Selected`]), in parallel chunks, a large output streamed.
 fn select<T: Element>(
     c: &Tensor,
     t: &Tensor,
     e: &Tensor,
     out: &[usize],
-    strides: &[Vec<usize>; 3],
+    aligned: &[Vec<usize>; 3],
 ) -> Result<Tensor, EvalError> {
-    let k = crate::ops::kernel::contiguous::<bool>(c);
-    let x = crate::ops::kernel::contiguous::<T>(t);
-    let y = crate::ops::kernel::contiguous::<T>(e);
+    let k = kernel::contiguous::<bool>(c);
+    let x = kernel::contiguous::<T>(t);
+    let y = kernel::contiguous::<T>(e);
     let (Some(k), Some(x), Some(y)) = (k, x, y) else {
         return Err(EvalError::Internal("Select's inputs changed type"));
     };
-    let mut data: Vec<T> = Vec::with_capacity(out.iter().product());
-    broadcast::walk(
-        out,
-        [&strides[0], &strides[1], &strides[2]],
-        |_, len, [oc, ot, oe], [sc, st, se]| {
-            for i in 0..len {
-                data.push(if k[oc + i * sc] {
-                    x[ot + i * st]
-                } else {
-                    y[oe + i * se]
-                });
-            }
-        },
-    );
-    crate::ops::kernel::tensor_from::<T>(out, data)
+    let bad = || EvalError::Internal("Select's shapes do not broadcast");
+    let cond = Broadcasted::new(&k, &aligned[0], out).ok_or_else(bad)?;
+    let then = Broadcasted::new(&x, &aligned[1], out).ok_or_else(bad)?;
+    let other = Broadcasted::new(&y, &aligned[2], out).ok_or_else(bad)?;
+    let source = Selected {
+        cond: &cond,
+        then: &then,
+        other: &other,
+    };
+    kernel::tensor_from::<T>(out, kernel::sourced(out.iter().product(), &source))
+}
+
+/// Select ends a fused group: its `then` and `else` may be parts of the group (a float chain
+/// computed tile by tile), its `cond` a tensor or a Convert; it has no step kernel.
+impl Fusable for Select {
+    fn auto_broadcast(&self) -> AutoBroadcast {
+        self.auto_broadcast
+    }
+
+    fn kernel_for(&self, _: ElementType) -> Option<Box<dyn std::any::Any>> {
+        None
+    }
+
+    fn chain_op(&self) -> Option<kernel::ChainOp> {
+        None
+    }
+
+    fn data_inputs(&self) -> usize {
+        3
+    }
+
+    fn selects(&self) -> Option<&Select> {
+        Some(self)
+    }
 }
 
 impl Op for Select {
     fn def(&self) -> Option<&'static OpDef> {
         Some(&DEF)
+    }
+
+    fn fusable(&self) -> Option<&dyn Fusable> {
+        Some(self)
     }
 
     fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
@@ -151,7 +181,7 @@ impl Op for Select {
 
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
         let (c, t, e) = (cx.tensor(0)?, cx.tensor(1)?, cx.tensor(2)?);
-        if let Some((out, _)) = self.layout([c.shape(), t.shape(), e.shape()]) {
+        if let Some((out, _)) = self.aligned([c.shape(), t.shape(), e.shape()]) {
             cx.reserve(t.element_type(), out.iter().product())?;
         }
         Ok(vec![self.eval_tensors(&c, &t, &e)?])

@@ -297,6 +297,12 @@ pub trait Fusable: Send + Sync {
     fn compares(&self) -> Option<crate::ops::logic::Rule> {
         None
     }
+
+    /// For Select: it may end a fused group, reading parts of it as `then` and `else` (its
+    /// `cond` is read first; a fused member's operands are its `then` and `else`).
+    fn selects(&self) -> Option<&crate::ops::select::Select> {
+        None
+    }
 }
 
 /// A fusable op's kernel for `T`.

@@ -31,8 +31,8 @@ use std::mem::MaybeUninit;
 
 pub use chain::{Chain, ChainFns, ChainOp, Link};
 pub use fused::{
-    Converted, Failure, Operand, Part, Side, Step, StepKernel, TileSource, binary, compared, fused,
-    fused_from, sourced,
+    Broadcasted, Compared, Converted, Failure, Operand, Part, Selected, Side, Step, StepKernel,
+    TileSource, binary, fused, fused_from, sourced,
 };
 pub use narrow::{Narrow, through_f32};
 pub use simd::vectorised;
