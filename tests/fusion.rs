@@ -954,6 +954,29 @@ fn groups_across_converts_need_no_intermediates() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `relu(x·b + b)` as layers `id` (Multiply), `id + 1` (Add) and `id + 2` (Relu) over `f32`
+/// values of shape `big`, `x` and `b` (of shape `[1]`) the outputs 0 of the layers given; the
+/// edges into them.
+fn affine_relu(
+    xml: &mut String,
+    id: usize,
+    big: &[usize],
+    (x, b): (usize, usize),
+) -> Vec<(usize, usize, usize, usize)> {
+    let bcast = "<data auto_broadcast=\"numpy\"/>";
+    let pair: &[(&[usize], &str)] = &[(big, "f32"), (&[1], "f32")];
+    layer(xml, id, "Multiply", bcast, pair, (big, "f32"));
+    layer(xml, id + 1, "Add", bcast, pair, (big, "f32"));
+    layer(xml, id + 2, "Relu", "", &[(big, "f32")], (big, "f32"));
+    vec![
+        (x, 0, id, 0),
+        (b, 0, id, 1),
+        (id, 2, id + 1, 0),
+        (b, 0, id + 1, 1),
+        (id + 1, 2, id + 2, 0),
+    ]
+}
+
 /// A group ending in a comparison is one pass too: `relu(x·b + b) > b` over 2^20 `f32`
 /// elements runs under a budget of its inputs and its `boolean` output (an intermediate would
 /// not fit); its bits are those of a plain loop and of layer-by-layer execution.
@@ -966,23 +989,7 @@ fn groups_ending_in_a_comparison_need_no_intermediates() {
     parameter(&mut xml, 1, &[1], "f32");
     let (big, one): (&[usize], &[usize]) = (&[n], &[1]);
     let bcast = "<data auto_broadcast=\"numpy\"/>";
-    layer(
-        &mut xml,
-        2,
-        "Multiply",
-        bcast,
-        &[(big, "f32"), (one, "f32")],
-        (big, "f32"),
-    );
-    layer(
-        &mut xml,
-        3,
-        "Add",
-        bcast,
-        &[(big, "f32"), (one, "f32")],
-        (big, "f32"),
-    );
-    layer(&mut xml, 4, "Relu", "", &[(big, "f32")], (big, "f32"));
+    let mut edges = affine_relu(&mut xml, 2, big, (0, 1));
     layer(
         &mut xml,
         5,
@@ -991,15 +998,7 @@ fn groups_ending_in_a_comparison_need_no_intermediates() {
         &[(big, "f32"), (one, "f32")],
         (big, "boolean"),
     );
-    let edges = vec![
-        (0, 0, 2, 0),
-        (1, 0, 2, 1),
-        (2, 2, 3, 0),
-        (1, 0, 3, 1),
-        (3, 2, 4, 0),
-        (4, 1, 5, 0),
-        (1, 0, 5, 1),
-    ];
+    edges.extend([(4, 1, 5, 0), (1, 0, 5, 1)]);
     close(
         &mut xml,
         6,
@@ -1060,35 +1059,10 @@ fn groups_ending_in_a_select_need_no_intermediates() {
     parameter(&mut xml, 1, one, "f32");
     parameter(&mut xml, 2, col, "boolean");
     let bcast = "<data auto_broadcast=\"numpy\"/>";
-    layer(
-        &mut xml,
-        3,
-        "Multiply",
-        bcast,
-        &[(big, "f32"), (one, "f32")],
-        (big, "f32"),
-    );
-    layer(
-        &mut xml,
-        4,
-        "Add",
-        bcast,
-        &[(big, "f32"), (one, "f32")],
-        (big, "f32"),
-    );
-    layer(&mut xml, 5, "Relu", "", &[(big, "f32")], (big, "f32"));
+    let mut edges = affine_relu(&mut xml, 3, big, (0, 1));
     let inputs3 = [(col, "boolean"), (big, "f32"), (big, "f32")];
     layer(&mut xml, 6, "Select", bcast, &inputs3, (big, "f32"));
-    let edges = vec![
-        (0, 0, 3, 0),
-        (1, 0, 3, 1),
-        (3, 2, 4, 0),
-        (1, 0, 4, 1),
-        (4, 2, 5, 0),
-        (2, 0, 6, 0),
-        (5, 1, 6, 1),
-        (0, 0, 6, 2),
-    ];
+    edges.extend([(2, 0, 6, 0), (5, 1, 6, 1), (0, 0, 6, 2)]);
     close(
         &mut xml,
         7,

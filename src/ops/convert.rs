@@ -26,11 +26,10 @@
 //!
 //! Bounds of integer shape values pass through an integer → integer Convert that keeps them.
 
-use std::any::Any;
 use std::sync::Arc;
 
 use super::binary::Fusable;
-use super::kernel::{self, ChainOp};
+use super::kernel;
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef, packed};
 use crate::broadcast::AutoBroadcast;
 use crate::dtype::ElementType;
@@ -132,14 +131,6 @@ impl Op for Convert {
 impl Fusable for Convert {
     fn auto_broadcast(&self) -> AutoBroadcast {
         AutoBroadcast::Numpy
-    }
-
-    fn kernel_for(&self, _: ElementType) -> Option<Box<dyn Any>> {
-        None
-    }
-
-    fn chain_op(&self) -> Option<ChainOp> {
-        None
     }
 
     fn data_inputs(&self) -> usize {

@@ -392,14 +392,6 @@ impl Fusable for Pairwise {
         self.auto_broadcast
     }
 
-    fn kernel_for(&self, _: ElementType) -> Option<Box<dyn std::any::Any>> {
-        None
-    }
-
-    fn chain_op(&self) -> Option<kernel::ChainOp> {
-        None
-    }
-
     fn compares(&self) -> Option<Rule> {
         self.row.rule.is_test().then_some(self.row.rule)
     }

@@ -128,14 +128,6 @@ impl Fusable for Select {
         self.auto_broadcast
     }
 
-    fn kernel_for(&self, _: ElementType) -> Option<Box<dyn std::any::Any>> {
-        None
-    }
-
-    fn chain_op(&self) -> Option<kernel::ChainOp> {
-        None
-    }
-
     fn data_inputs(&self) -> usize {
         3
     }

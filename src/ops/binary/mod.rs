@@ -270,17 +270,21 @@ pub trait Fusable: Send + Sync {
     fn auto_broadcast(&self) -> AutoBroadcast;
 
     /// The op's kernel for element type `ty`: a `Box<dyn StepKernel<T>>` (`T` the Rust type
-    /// of `ty`) in a `Box<dyn Any>`, or `None` when the op does not compute `ty`. Use
-    /// [`step_kernel`].
-    fn kernel_for(&self, ty: ElementType) -> Option<Box<dyn Any>>;
+    /// of `ty`) in a `Box<dyn Any>`, or `None` when the op does not compute `ty` (or is a
+    /// Convert, a comparison or Select, which have none). Use [`step_kernel`].
+    fn kernel_for(&self, _ty: ElementType) -> Option<Box<dyn Any>> {
+        None
+    }
 
     /// The op as a step of a register-held chain of floats: every member of the arithmetic
     /// family whose row chains, and the exact unary ops.
-    fn chain_op(&self) -> Option<kernel::ChainOp>;
+    fn chain_op(&self) -> Option<kernel::ChainOp> {
+        None
+    }
 
     /// How many inputs the op combines: 2 (binary), or 1 (unary: its step's two operands are
-    /// the same value). A layer with other inputs besides (a unary op's parameters) is not
-    /// fused.
+    /// the same value), or 3 (Select: `cond`, `then`, `else`). A layer with other inputs
+    /// besides (a unary op's parameters) is not fused.
     fn data_inputs(&self) -> usize {
         2
     }
