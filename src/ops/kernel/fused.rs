@@ -815,8 +815,9 @@ impl<T: Element> TileSource<T> for Selected<'_, T> {
         // SAFETY: sources write every element they are given.
         let (cond, other) = unsafe { (filled(&cond, n), filled(&other, n)) };
         // The choice is made on the elements' bits with a mask (a branch per element
-        // mispredicts on a mixed condition: 70 ms against 4 on 2^24 random choices): the
-        // chosen element's bits are copied whatever its type.
+        // mispredicts on a mixed condition: `Select(a > 0, a, a·0.1)` on 2^24 random values
+        // took 70 ms, 10.8 with the mask): the chosen element's bits are copied whatever its
+        // type (every element type is 1, 2, 4 or 8 bytes; the last arm is not reached).
         macro_rules! blend {
             ($u:ty) => {{
                 // SAFETY: `T` is `$u`'s size and any bits are a `$u`; `then` wrote every
