@@ -40,7 +40,7 @@ use crate::ops::kernel::{
     self, Broadcasted, Chain, ChainFns, Compared, Converted, Link, Operand, Part, Selected, Side,
     Step, StepKernel, TileSource,
 };
-use crate::ops::logic::Rule;
+use crate::ops::logic::{Rule, with_test};
 use crate::tensor::{Element, Tensor, TypeSet, Value};
 
 /// Where a part reads a leaf: a tensor computed outside the group (by position in the group's
@@ -140,17 +140,19 @@ pub(super) fn run(
     })
 }
 
-/// The elements of tensor leaves among `leaves` as `T` (empty for the others).
+/// The elements of tensor leaves among `leaves` as `T` (empty for the others); an error names
+/// member `step`.
 fn tensor_data<'a, T: Element>(
     m: &Mixed<'a, '_>,
     leaves: &[PartLeaf],
+    step: usize,
 ) -> Result<Vec<Cow<'a, [T]>>, Stop> {
     leaves
         .iter()
         .map(|l| match *l {
             PartLeaf::Tensor(t) => leaf_data::<T>(&m.tensors[t]).ok_or(Stop::Eval(
                 EvalError::Internal("a fused input has another type"),
-                0,
+                step,
             )),
             PartLeaf::Convert(_) | PartLeaf::Part(_) => Ok(Cow::Borrowed(&[][..])),
         })
@@ -173,33 +175,15 @@ fn compare_with<T: Element + Cast + PartialOrd>(
     c: &Compare,
     k: &mut dyn FnMut(&dyn TileSource<bool>) -> Ran,
 ) -> Ran {
-    let data = tensor_data::<T>(m, &c.inputs)?;
+    let data = tensor_data::<T>(m, &c.inputs, 0)?;
     with_sources::<T>(m, &c.inputs, Vec::new(), &mut |sources| {
         let side = |i: usize| match sources.get(i).copied().flatten() {
             Some(s) => Side::Source(s),
             None => Side::Tensor(&data[i]),
         };
         let (a, b, plan) = (side(0), side(1), &c.plan);
-        macro_rules! by {
-            ($test:expr) => {
-                k(&Compared {
-                    plan,
-                    a,
-                    b,
-                    test: $test,
-                })
-            };
-        }
-        // One loop per rule (a rule chosen element by element is not vectorised).
-        match c.rule {
-            Rule::Equal => by!(|x: T, y: T| x == y),
-            Rule::NotEqual => by!(|x: T, y: T| x != y),
-            Rule::Less => by!(|x: T, y: T| x < y),
-            Rule::LessEqual => by!(|x: T, y: T| x <= y),
-            Rule::Greater => by!(|x: T, y: T| x > y),
-            Rule::GreaterEqual => by!(|x: T, y: T| x >= y),
-            _ => Err(Stop::Eval(EvalError::Internal("not a comparison"), 0)),
-        }
+        with_test!(c.rule, T, |test| k(&Compared { plan, a, b, test }),
+            _ => Err(Stop::Eval(EvalError::Internal("not a comparison"), 0)))
     })
 }
 
@@ -243,7 +227,7 @@ fn select<T: Element + Cast>(
     shape: &[usize],
 ) -> Ran {
     let internal = |what| Stop::Eval(EvalError::Internal(what), 0);
-    let data = tensor_data::<T>(m, &s.inputs)?;
+    let data = tensor_data::<T>(m, &s.inputs, 0)?;
     // Tensors broadcast as they are read (`None` for parts and Converts).
     let spread = [
         Broadcasted::new(&data[0], &s.aligned[0], shape),
@@ -432,52 +416,48 @@ fn plan(
             inputs: [input(x)?, input(y)?],
         })
     };
-    let top = match (kinds[root].compares(), convert(root), operands[root][0]) {
-        _ if kinds[root].selects().is_some() => {
-            let select = kinds[root].selects()?;
-            let cond = cond_of_root?;
-            let shape_of = |o: Operand| match o {
-                Operand::Leaf(l) => tensors[l].shape(),
-                Operand::Step(j) => &plans[j].out,
-            };
-            let [x, y] = operands[root];
-            let (out, [c, t, e]) = select.aligned([shape_of(cond), shape_of(x), shape_of(y)])?;
-            // The group's intermediates have the output's shape.
-            if type_of(cond) != ElementType::Boolean || out != plans[root].out {
-                return None;
-            }
-            Top::Select(SelectTop {
-                cond: match cond {
-                    Operand::Step(k) if kinds[k].compares().is_some() => Cond::Compare(compare(k)?),
-                    o => Cond::Leaf(outside(o)?, c),
-                },
-                inputs: [input(x)?, input(y)?],
-                aligned: [t, e],
-            })
+    let top = if let Some(select) = kinds[root].selects() {
+        let cond = cond_of_root?;
+        let shape_of = |o: Operand| match o {
+            Operand::Leaf(l) => tensors[l].shape(),
+            Operand::Step(j) => &plans[j].out,
+        };
+        let [x, y] = operands[root];
+        let (out, [c, t, e]) = select.aligned([shape_of(cond), shape_of(x), shape_of(y)])?;
+        // The group's intermediates have the output's shape.
+        if type_of(cond) != ElementType::Boolean || out != plans[root].out {
+            return None;
         }
-        (Some(_), _, _) => Top::Compare(compare(root)?),
-        (None, None, _) => Top::Part(part_of[root]?),
-        (None, Some(_), Operand::Step(i)) => Top::Convert(part_of[i]?),
-        (None, Some(_), Operand::Leaf(_)) => return None,
+        Top::Select(SelectTop {
+            cond: match cond {
+                Operand::Step(k) if kinds[k].compares().is_some() => Cond::Compare(compare(k)?),
+                o => Cond::Leaf(outside(o)?, c),
+            },
+            inputs: [input(x)?, input(y)?],
+            aligned: [t, e],
+        })
+    } else {
+        match (kinds[root].compares(), convert(root), operands[root][0]) {
+            (Some(_), _, _) => Top::Compare(compare(root)?),
+            (None, None, _) => Top::Part(part_of[root]?),
+            (None, Some(_), Operand::Step(i)) => Top::Convert(part_of[i]?),
+            (None, Some(_), Operand::Leaf(_)) => return None,
+        }
     };
     // Parts read through a Convert or compared must not fail (a float type); the top part
     // may. Every part, and the output (or what is compared), of a type the kernels compute
     // (else the layers say why not).
     let below = |p: usize| !matches!(top, Top::Part(t) if t == p);
-    let compared = match &top {
-        Top::Compare(c)
-        | Top::Select(SelectTop {
+    // The output's type, or what a comparison compares.
+    let computed = match &top {
+        Top::Compare(c) => [c.ty, c.ty],
+        Top::Select(SelectTop {
             cond: Cond::Compare(c),
             ..
-        }) => Some(c.ty),
-        _ => None,
+        }) => [types[root], c.ty],
+        _ => [types[root], types[root]],
     };
-    let made = match &top {
-        Top::Compare(c) => c.ty,
-        _ => types[root],
-    };
-    if !TypeSet::NUMERIC.contains(made)
-        || compared.is_some_and(|t| !TypeSet::NUMERIC.contains(t))
+    if computed.iter().any(|t| !TypeSet::NUMERIC.contains(*t))
         || parts.iter().enumerate().any(|(p, part)| {
             !TypeSet::NUMERIC.contains(part.ty) || below(p) && !TypeSet::FLOAT.contains(part.ty)
         })
@@ -507,17 +487,7 @@ fn with_pieces<A: Element + Chain + Cast>(
     let kinds: Vec<&dyn Fusable> = plan.members.iter().map(|&i| m.kinds[i]).collect();
     let boxes = kernels_for::<A>(&kinds, |k| plan.members[k])?;
     let kernels: Vec<&dyn StepKernel<A>> = boxes.iter().map(|b| &**b).collect();
-    let data: Vec<Cow<'_, [A]>> = plan
-        .leaves
-        .iter()
-        .map(|l| match *l {
-            PartLeaf::Tensor(t) => leaf_data::<A>(&m.tensors[t]).ok_or(Stop::Eval(
-                EvalError::Internal("a fused input has another type"),
-                plan.members[0],
-            )),
-            PartLeaf::Convert(_) | PartLeaf::Part(_) => Ok(Cow::Borrowed(&[][..])),
-        })
-        .collect::<Result<_, _>>()?;
+    let data = tensor_data::<A>(m, &plan.leaves, plan.members[0])?;
     let leaves: Vec<&[A]> = data.iter().map(|c| &**c).collect();
     let chain = A::CHAIN.and_then(|f| Some((f, links(&plan.steps, &kinds)?)));
     with_sources::<A>(m, &plan.leaves, Vec::new(), &mut |sources| {

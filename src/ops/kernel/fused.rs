@@ -713,21 +713,20 @@ impl<'g, A: Element> Part<'g, A> {
 
 impl<A: Element + Cast, T: Cast> TileSource<T> for Part<'_, A> {
     fn fill(&self, g0: usize, out: &mut [MaybeUninit<T>]) {
+        let make = |tile: &mut [MaybeUninit<A>]| {
+            if self.0.chunk(g0, tile).is_some() {
+                // Float steps do not fail (`Part::new`); were one to, its tile is made defined.
+                debug_assert!(false, "a float step failed");
+                tile.fill(MaybeUninit::new(A::default()));
+            }
+        };
         // Read in its own type (a comparison of the part's values): computed in place.
         if let Some(o) = same_mut::<T, A>(out) {
-            if self.0.chunk(g0, o).is_some() {
-                debug_assert!(false, "a float step failed");
-                o.fill(MaybeUninit::new(A::default()));
-            }
-            return;
+            return make(o);
         }
         let mut buf: Vec<MaybeUninit<A>> = vec![MaybeUninit::uninit(); out.len()];
-        if self.0.chunk(g0, &mut buf).is_some() {
-            // Float steps do not fail (`Part::new`); were one to, its tile is made defined.
-            debug_assert!(false, "a float step failed");
-            buf.fill(MaybeUninit::new(A::default()));
-        }
-        // SAFETY: the steps wrote every element of the tile (no failure, checked above).
+        make(&mut buf);
+        // SAFETY: the steps wrote every element of the tile (none failed, or it was filled).
         convert_into(unsafe { filled(&buf, out.len()) }, out)
     }
 }
