@@ -610,6 +610,13 @@ struct Tile<'a, T> {
 /// of them. Sources cannot fail.
 pub trait TileSource<T>: Sync {
     fn fill(&self, g0: usize, out: &mut [MaybeUninit<T>]);
+
+    /// Elements `g0..g0 + len` as they already lie in memory, when they do (a tensor's run read
+    /// in place, or its one value repeated), so that a reader that can take them so makes no
+    /// copy; `None` when they must be made by [`fill`](TileSource::fill).
+    fn direct(&self, _g0: usize, _len: usize) -> Option<Src<'_, T>> {
+        None
+    }
 }
 
 /// `src` converted element by element as Convert-1 converts (`num::Cast`); f32 to and from
@@ -735,7 +742,10 @@ impl<A: Element + Cast, T: Cast> TileSource<T> for Part<'_, A> {
 /// tile by tile between the conversions of its tiles; shorter tiles let those reads and the
 /// output's writes overlap more. `f32 relu(x) → f16` on `[64,64,64,64]` at one thread: 6.1 ms
 /// in tiles of 4096, 4.7–4.9 in tiles of 1024–2048, 7.8 in tiles of 256 (the set-up per tile).
-const SOURCE_TILE: usize = 2048;
+/// A Select's passes over its tile (condition, inputs, choice) favour the shorter end:
+/// `Select(mask, a, −inf)` 3.7 ms in tiles of 2048, 3.1 in tiles of 1024 (2.7 in tiles of
+/// 512, where `x·s + b → f16` took 7.4 ms against 5.4).
+const SOURCE_TILE: usize = 1024;
 
 /// The output of `n` elements made by `source` alone (a group ending in a Convert), tile by
 /// tile, in parallel chunks; an output of [`STREAM_MIN`] bytes or more is made in a tile
@@ -792,6 +802,10 @@ impl<T: Copy + Sync> TileSource<T> for Broadcasted<'_, T> {
     fn fill(&self, g0: usize, out: &mut [MaybeUninit<T>]) {
         gather(&self.plan, true, self.data, g0, out)
     }
+
+    fn direct(&self, g0: usize, len: usize) -> Option<Src<'_, T>> {
+        one_run(&self.plan, true, self.data, g0, len)
+    }
 }
 
 /// Select's tiles: `then` where `cond` is true, else `other`, each made tile by tile (so a
@@ -806,49 +820,107 @@ pub struct Selected<'a, T> {
 impl<T: Element> TileSource<T> for Selected<'_, T> {
     fn fill(&self, g0: usize, out: &mut [MaybeUninit<T>]) {
         let n = out.len();
-        let mut cond: Vec<MaybeUninit<bool>> = vec![MaybeUninit::uninit(); n];
-        let mut other: Vec<MaybeUninit<T>> = vec![MaybeUninit::uninit(); n];
-        self.cond.fill(g0, &mut cond);
-        self.other.fill(g0, &mut other);
-        self.then.fill(g0, out);
-        // SAFETY: sources write every element they are given.
-        let (cond, other) = unsafe { (filled(&cond, n), filled(&other, n)) };
-        // The choice is made on the elements' bits with a mask (a branch per element
-        // mispredicts on a mixed condition: `Select(a > 0, a, a·0.1)` on 2^24 random values
-        // took 70 ms, 10.8 with the mask): the chosen element's bits are copied whatever its
-        // type (every element type is 1, 2, 4 or 8 bytes; the last arm is not reached).
-        macro_rules! blend {
-            ($u:ty) => {{
-                // SAFETY: `T` is `$u`'s size and any bits are a `$u`; `then` wrote every
-                // element of `out`.
-                let (o, e) = unsafe {
-                    (
-                        std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut $u, n),
-                        std::slice::from_raw_parts(other.as_ptr() as *const $u, n),
-                    )
-                };
-                super::vectorised(
-                    #[inline(always)]
-                    || {
-                        for ((o, &c), &e) in o.iter_mut().zip(cond).zip(e) {
-                            let m = (c as $u).wrapping_neg();
-                            *o = (*o & m) | (e & !m);
-                        }
-                    },
-                )
-            }};
-        }
-        match std::mem::size_of::<T>() {
-            1 => blend!(u8),
-            2 => blend!(u16),
-            4 => blend!(u32),
-            8 => blend!(u64),
-            _ => {
-                for ((o, &c), &e) in out.iter_mut().zip(cond).zip(other) {
-                    if !c {
-                        o.write(e);
-                    }
+        // Each input read where it lies when it can be (a tensor's run, or one value
+        // repeated), else made in a buffer: `Select(mask, a, -inf)` copied `a` tile by tile
+        // before choosing.
+        let mut cond_buf: Vec<MaybeUninit<bool>> = Vec::new();
+        let cond = match self.cond.direct(g0, n) {
+            Some(Src::Slice(c)) => c,
+            direct => {
+                cond_buf.resize(n, MaybeUninit::uninit());
+                match direct {
+                    Some(Src::Repeat(c)) => cond_buf.fill(MaybeUninit::new(c)),
+                    _ => self.cond.fill(g0, &mut cond_buf),
                 }
+                // SAFETY: every element was written.
+                unsafe { filled(&cond_buf, n) }
+            }
+        };
+        let mut then_buf: Vec<MaybeUninit<T>> = Vec::new();
+        let mut other_buf: Vec<MaybeUninit<T>> = Vec::new();
+        let then = made(self.then, g0, n, &mut then_buf);
+        let other = made(self.other, g0, n, &mut other_buf);
+        blend(cond, then, other, out);
+    }
+}
+
+/// A source's elements `g0..g0 + n` where they lie ([`TileSource::direct`]), else made in
+/// `buf`.
+fn made<'a, T: Copy>(
+    source: &'a dyn TileSource<T>,
+    g0: usize,
+    n: usize,
+    buf: &'a mut Vec<MaybeUninit<T>>,
+) -> Src<'a, T> {
+    if let Some(d) = source.direct(g0, n) {
+        return d;
+    }
+    buf.resize(n, MaybeUninit::uninit());
+    source.fill(g0, buf);
+    // SAFETY: a source writes every element it is given.
+    Src::Slice(unsafe { filled(buf, n) })
+}
+
+/// `out[i] = if cond[i] { then[i] } else { other[i] }`, the chosen element's bits copied. The
+/// choice is a mask on the bits (a branch per element mispredicts on a mixed condition:
+/// `Select(a > 0, a, a·0.1)` on 2^24 random values took 70 ms, 10.8 with the mask), whatever
+/// the type: every element type is 1, 2, 4 or 8 bytes (the last arm is not reached).
+fn blend<T: Copy>(cond: &[bool], then: Src<'_, T>, other: Src<'_, T>, out: &mut [MaybeUninit<T>]) {
+    let n = out.len();
+    macro_rules! blend {
+        ($u:ty) => {{
+            // SAFETY: `T` is `$u`'s size and any bits are a `$u` (`T: Copy` has no
+            // padding in the element types); `out` is only written.
+            let bits = |s: Src<'_, T>| match s {
+                Src::Slice(d) => Src::Slice(unsafe {
+                    std::slice::from_raw_parts(d.as_ptr() as *const $u, d.len())
+                }),
+                Src::Repeat(v) => Src::Repeat(unsafe { std::mem::transmute_copy::<T, $u>(&v) }),
+            };
+            let o = unsafe {
+                std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut MaybeUninit<$u>, n)
+            };
+            let (t, e) = (bits(then), bits(other));
+            #[inline(always)]
+            fn pick(c: bool, t: $u, e: $u) -> MaybeUninit<$u> {
+                let m = (c as $u).wrapping_neg();
+                MaybeUninit::new((t & m) | (e & !m))
+            }
+            super::vectorised(
+                #[inline(always)]
+                || match (t, e) {
+                    (Src::Slice(t), Src::Slice(e)) => {
+                        for (((o, &c), &t), &e) in o.iter_mut().zip(cond).zip(t).zip(e) {
+                            *o = pick(c, t, e);
+                        }
+                    }
+                    (Src::Slice(t), Src::Repeat(e)) => {
+                        for ((o, &c), &t) in o.iter_mut().zip(cond).zip(t) {
+                            *o = pick(c, t, e);
+                        }
+                    }
+                    (Src::Repeat(t), Src::Slice(e)) => {
+                        for ((o, &c), &e) in o.iter_mut().zip(cond).zip(e) {
+                            *o = pick(c, t, e);
+                        }
+                    }
+                    (Src::Repeat(t), Src::Repeat(e)) => {
+                        for (o, &c) in o.iter_mut().zip(cond) {
+                            *o = pick(c, t, e);
+                        }
+                    }
+                },
+            )
+        }};
+    }
+    match std::mem::size_of::<T>() {
+        1 => blend!(u8),
+        2 => blend!(u16),
+        4 => blend!(u32),
+        8 => blend!(u64),
+        _ => {
+            for (i, (o, &c)) in out.iter_mut().zip(cond).enumerate() {
+                o.write(if c { then.get(i) } else { other.get(i) });
             }
         }
     }
@@ -1011,6 +1083,42 @@ mod tests {
         fn to_le_bytes_vec(&self) -> Vec<u8> {
             vec![*self as u8]
         }
+    }
+
+    /// `blend` over every pairing of runs and repeated values, for each element size, chooses
+    /// the bits a branch would.
+    fn blends_like_a_branch<T: Copy + Bytes>(values: &[T]) {
+        use super::{Src, blend};
+        let n = values.len();
+        let cond: Vec<bool> = (0..n).map(|i| (i * 7) % 3 == 0).collect();
+        let other: Vec<T> = values.iter().rev().copied().collect();
+        fn srcs<T: Copy>(d: &[T]) -> [Src<'_, T>; 2] {
+            [Src::Slice(d), Src::Repeat(d[d.len() / 2])]
+        }
+        for t in srcs(values) {
+            for e in srcs(&other) {
+                let mut out = vec![MaybeUninit::<T>::uninit(); n];
+                blend(&cond, t, e, &mut out);
+                for (i, o) in out.iter().enumerate() {
+                    // SAFETY: `blend` writes every element.
+                    let got = unsafe { o.assume_init() };
+                    let want = if cond[i] { t.get(i) } else { e.get(i) };
+                    assert_eq!(got.to_le_bytes_vec(), want.to_le_bytes_vec(), "element {i}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn blend_chooses_bits() {
+        let f: Vec<f32> = (0..1037)
+            .map(|k| f32::from_bits((k as u32).wrapping_mul(2_654_435_761)))
+            .collect();
+        blends_like_a_branch(&f);
+        blends_like_a_branch(&f.iter().map(|&x| x as f64).collect::<Vec<_>>());
+        blends_like_a_branch(&f.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>());
+        blends_like_a_branch(&f.iter().map(|&x| x.to_bits() as u8).collect::<Vec<_>>());
+        blends_like_a_branch(&f.iter().map(|&x| x.to_bits() & 1 == 0).collect::<Vec<_>>());
     }
 
     #[test]
