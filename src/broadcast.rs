@@ -164,6 +164,44 @@ pub fn numpy(a: &PartialShape, b: &PartialShape) -> Result<PartialShape, Broadca
         .map(PartialShape::new)
 }
 
+/// One-directional numpy broadcasting (the Broadcast op's `numpy` mode): `data` right-aligned
+/// into `target`, each data dim 1 or the target's. The output is `target`, each dim refined by
+/// the data's where that cannot be 1 (it must then be equal). A data shape of dynamic rank gives
+/// `target` as it is.
+pub fn numpy_onto(
+    data: &PartialShape,
+    target: &PartialShape,
+) -> Result<PartialShape, BroadcastError> {
+    let Some(dt) = target.dims() else {
+        return Ok(PartialShape::dynamic_rank());
+    };
+    let Some(dd) = data.dims() else {
+        return Ok(target.clone());
+    };
+    if dd.len() > dt.len() {
+        return Err(whole(format!(
+            "the data has rank {} but the target has {} dims: numpy mode broadcasts the data onto the target only",
+            dd.len(),
+            dt.len()
+        )));
+    }
+    let pad = dt.len() - dd.len();
+    let mut out = dt.to_vec();
+    for (k, &d) in dd.iter().enumerate() {
+        let t = dt[pad + k];
+        if d.contains(1) {
+            continue;
+        }
+        out[pad + k] = t.merge(d).ok_or_else(|| {
+            clash(
+                pad + k,
+                format!("the data's {d} cannot be broadcast to {t} (it is neither 1 nor {t})"),
+            )
+        })?;
+    }
+    Ok(PartialShape::new(out))
+}
+
 /// `pdpd`: B is aligned into A starting at `axis` (−1: `rank(A) − rank(B)`); the output has
 /// A's rank, with A's dims refined by B's.
 pub fn pdpd(a: &PartialShape, b: &PartialShape, axis: i64) -> Result<PartialShape, BroadcastError> {
@@ -829,6 +867,39 @@ mod tests {
         ];
         for (a, b, want) in table {
             assert_eq!(show(AutoBroadcast::Numpy, a, b), want, "{a} vs {b}");
+        }
+    }
+
+    /// One-directional numpy (`data` onto `target`).
+    #[test]
+    fn numpy_onto_table() {
+        let table = [
+            ("16,1,1", "1,16,50,50", "[1,16,50,50]"),
+            ("3", "2,3", "[2,3]"),
+            ("1", "2,0", "[2,0]"),
+            ("", "2,3", "[2,3]"),
+            ("", "", "[]"),
+            ("2,3", "3", "error"),
+            ("3", "2,4", "error at axis 1"),
+            ("0", "1", "error at axis 0"),
+            ("3", "2,?", "[2,3]"),
+            ("2..5", "?,4..9", "[?,4..5]"),
+            ("1..5", "?,7", "[?,7]"),
+            ("?", "2,3", "[2,3]"),
+            ("...", "2,?", "[2,?]"),
+            ("2,3", "...", "[...]"),
+        ];
+        for (data, target, want) in table {
+            let d = PartialShape::parse(data).unwrap();
+            let t = PartialShape::parse(target).unwrap();
+            let got = match numpy_onto(&d, &t) {
+                Ok(s) => s.to_string(),
+                Err(e) => match e.axis {
+                    Some(ax) => format!("error at axis {ax}"),
+                    None => "error".into(),
+                },
+            };
+            assert_eq!(got, want, "{data} onto {target}");
         }
     }
 

@@ -103,6 +103,25 @@ macro_rules! elements {
                     $(Tensor::$variant(a) => a.shape(),)*
                 }
             }
+
+            /// The same elements, row-major, under `shape` (as many elements), without a copy
+            /// when the buffer is in row-major order (it is for every tensor ovir makes); the
+            /// tensor itself back if `shape` does not hold its elements.
+            pub fn into_shape(self, shape: &[usize]) -> Result<Tensor, Tensor> {
+                match self {
+                    $(Tensor::$variant(a) => {
+                        let a = if a.is_standard_layout() { a } else { a.as_standard_layout().into_owned() };
+                        // Checked on a view first: a standard-layout array that reshapes as a
+                        // view reshapes as itself (whose error would not give it back).
+                        if a.view().into_shape_with_order(ndarray::IxDyn(shape)).is_err() {
+                            return Err(Tensor::$variant(a));
+                        }
+                        a.into_shape_with_order(ndarray::IxDyn(shape))
+                            .map(Tensor::$variant)
+                            .map_err(|_| Tensor::$variant(ndarray::ArrayD::default(ndarray::IxDyn(&[0]))))
+                    })*
+                }
+            }
         }
 
     };

@@ -178,12 +178,12 @@ fn every_sample_matches_its_expected_outputs() {
     run_all("", 13);
 }
 
-/// The ONNX backend node tests of the elementwise ops, converted by `ov.convert_model`;
-/// expected outputs are the ONNX tests' own (onnx_node/SKIPPED.md lists those left out, and
-/// why).
+/// The ONNX backend node tests of the elementwise and data-movement ops ovir runs, converted
+/// by `ov.convert_model`; expected outputs are the ONNX tests' own (onnx_node/SKIPPED.md lists
+/// those left out, and why).
 #[test]
-fn onnx_node_tests_of_elementwise_ops() {
-    run_all("onnx_node", 340);
+fn onnx_node_tests() {
+    run_all("onnx_node", 370);
 }
 
 /// Every elementwise op on every type it allows (binary ops under none/numpy/pdpd), and Convert

@@ -239,6 +239,67 @@ enum Outs<'g> {
     None,
     One(Value<'g>),
     Many(Vec<Value<'g>>),
+    /// The one output is a view of input 0's tensor ([`view`]).
+    View(Value<'g>),
+}
+
+/// A layer whose output is input 0's elements under another shape ([`Op::view`]): input 0's
+/// tensor itself when the shape is the same (shared), or its buffer under the new shape when
+/// this layer is its last reader and nothing else holds it (handed on). `None` when neither
+/// holds (the layer computes a copy with `eval`).
+fn view<'g>(
+    g: &Graph,
+    node: usize,
+    values: &mut Values<'g>,
+    uses: &[Vec<usize>],
+    budget: &Budget,
+) -> Option<Result<Value<'g>, Error>> {
+    let n = &g.nodes[node];
+    let src = n.inputs.first()?.source;
+    let at = |v: &Values<'g>| matches!(v[src.node][src.port], Some(Value::Tensor(_)));
+    if !at(values) {
+        return None;
+    }
+    let shape = {
+        let inputs = match args(g, node, values) {
+            Ok(a) => a,
+            Err(e) => return Some(Err(e)),
+        };
+        match n.op.view(&EvalCx::new(&inputs, *budget))? {
+            Ok(s) => s,
+            Err(e) => return Some(Err(eval_error(g, node, e))),
+        }
+    };
+    if let Some(Value::Tensor(t)) = &values[src.node][src.port]
+        && t.shape() == shape.as_slice()
+    {
+        return Some(Ok(Value::Tensor(Arc::clone(t))));
+    }
+    let readers = n
+        .inputs
+        .iter()
+        .filter(|p| p.source.node == src.node && p.source.port == src.port)
+        .count();
+    if uses[src.node][src.port] != 1 || readers != 1 {
+        return None;
+    }
+    let Some(Value::Tensor(t)) = values[src.node][src.port].take() else {
+        return None;
+    };
+    let back = |t| Some(Value::Tensor(t));
+    match Arc::try_unwrap(t) {
+        Ok(t) => match t.into_shape(&shape) {
+            Ok(v) => Some(Ok(Value::Tensor(Arc::new(v)))),
+            Err(t) => {
+                values[src.node][src.port] = back(Arc::new(t));
+                None
+            }
+        },
+        Err(t) => {
+            values[src.node][src.port] = back(t);
+            None
+        }
+    }
 }
 
 /// What [`Model::run_observed`] shows each layer output to.
@@ -405,6 +466,18 @@ fn execute(
                 group::run(g, group, &mut values, &uses, &mut budget)
                     .map(|t| Outs::One(Value::Tensor(t)))
             }
+            Role::Compute if node.op.view_like() => match view(g, i, &mut values, &uses, &budget) {
+                Some(v) => v.map(Outs::View).map_err(|e| (i, e)),
+                None => eval_node(g, i, &values, &budget)
+                    .map(|out| {
+                        Outs::Many(
+                            out.into_iter()
+                                .map(|t| Value::Tensor(Arc::new(t)))
+                                .collect(),
+                        )
+                    })
+                    .map_err(|e| (i, e)),
+            },
             Role::Compute => eval_node(g, i, &values, &budget)
                 .map(|out| {
                     Outs::Many(
@@ -436,9 +509,11 @@ fn execute(
             }
         };
         // (A list of one would cost an allocation per layer and run.)
+        // A view's bytes are its input's (shared, or handed on): counted once.
+        let fresh = !matches!(out, Outs::View(_));
         let (first, rest) = match out {
             Outs::None => (None, Vec::new()),
-            Outs::One(v) => (Some(v), Vec::new()),
+            Outs::One(v) | Outs::View(v) => (Some(v), Vec::new()),
             Outs::Many(v) => (None, v),
         };
         for (port, v) in first.into_iter().chain(rest).enumerate() {
@@ -454,6 +529,7 @@ fn execute(
             }
             // Inputs were counted from the start.
             if let Value::Tensor(t) = &v
+                && fresh
                 && !matches!(node.op.role(), Role::Input(_))
             {
                 budget.add(t.bytes());

@@ -9,11 +9,13 @@
 //! [`opaque::Opaque`] node.
 
 pub mod binary;
+pub mod broadcast;
 pub mod concat;
 pub mod constant;
 pub mod context;
 pub mod convert;
 pub mod gather;
+pub mod identity;
 pub mod kernel;
 pub mod logic;
 pub mod opaque;
@@ -21,14 +23,18 @@ pub mod opset_table;
 pub mod packed;
 pub mod parameter;
 pub mod prelu;
+pub mod range;
 pub mod reduce;
 pub mod reshape;
 pub mod result;
 pub mod select;
 pub mod shape_of;
+pub mod slice;
 pub mod split;
 pub mod squeeze;
 pub mod strided_slice;
+pub mod tile;
+pub mod transpose;
 pub mod unary;
 
 use std::fmt;
@@ -169,6 +175,20 @@ pub trait Op: fmt::Debug + Send + Sync {
     fn fusable(&self) -> Option<&dyn binary::Fusable> {
         None
     }
+
+    /// For an op whose one output is input 0's elements in row-major order under another
+    /// shape (Reshape, Squeeze, Unsqueeze, Identity): that shape, so that execution hands the
+    /// input's buffer on instead of copying it when nothing else reads it (and shares it when
+    /// the shape is the same). `None`: the op computes its output with [`eval`](Op::eval),
+    /// which must give the same tensor.
+    fn view(&self, _cx: &EvalCx<'_>) -> Option<Result<Vec<usize>, EvalError>> {
+        None
+    }
+
+    /// Whether [`view`](Op::view) can give a shape (execution asks only those ops).
+    fn view_like(&self) -> bool {
+        false
+    }
 }
 
 /// How many ports of one direction an op takes: `min..=max`.
@@ -284,6 +304,14 @@ const OWN: &[&OpDef] = &[
     &split::SPLIT,
     &split::VARIADIC_SPLIT,
     &strided_slice::DEF,
+    &transpose::DEF,
+    &identity::DEF,
+    &range::RANGE_1,
+    &range::RANGE_4,
+    &slice::DEF,
+    &broadcast::BROADCAST_1,
+    &broadcast::BROADCAST_3,
+    &tile::DEF,
 ];
 
 /// The newest opset OpenVINO has (from the measured table).

@@ -174,22 +174,37 @@ impl Op for Reshape {
 
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
         let data = cx.tensor(0)?;
+        let shape = self.shape(cx, &data)?;
+        cx.reserve(data.element_type(), data.len())?;
+        reshaped(&data, &shape).map(|t| vec![t])
+    }
+
+    fn view_like(&self) -> bool {
+        true
+    }
+
+    fn view(&self, cx: &EvalCx<'_>) -> Option<Result<Vec<usize>, EvalError>> {
+        Some(cx.tensor(0).and_then(|data| self.shape(cx, &data)))
+    }
+
+    fn moves(&self, input: usize) -> bool {
+        input == 0
+    }
+}
+
+impl Reshape {
+    /// The output's shape for `data` and the target input's value.
+    fn shape(&self, cx: &EvalCx<'_>, data: &Tensor) -> Result<Vec<usize>, EvalError> {
         let target = cx.ints(1)?;
         let input = PartialShape::of_tensor(data.shape());
         let exact: Vec<(i64, i64)> = target.iter().map(|&v| (v, v)).collect();
         let dims =
             output_dims(input.dims(), &exact, self.special_zero).map_err(EvalError::Invalid)?;
-        let shape = PartialShape::new(dims)
+        PartialShape::new(dims)
             .to_tensor_dims()
             .ok_or(EvalError::Internal(
                 "a reshape of static shapes gave a dynamic one",
-            ))?;
-        cx.reserve(data.element_type(), data.len())?;
-        reshaped(&data, &shape).map(|t| vec![t])
-    }
-
-    fn moves(&self, input: usize) -> bool {
-        input == 0
+            ))
     }
 }
 

@@ -115,6 +115,26 @@ fn output_dims(
     ))
 }
 
+impl Squeeze {
+    /// The output's shape for `data` and the axes input's value, if any.
+    fn shape(&self, cx: &EvalCx<'_>, data: &Tensor) -> Result<Vec<usize>, EvalError> {
+        let axes = if cx.len() > 1 {
+            Some(cx.ints(1)?)
+        } else {
+            None
+        };
+        let dims = PartialShape::of_tensor(data.shape());
+        output_dims(
+            self.unsqueeze,
+            dims.dims().unwrap_or_default(),
+            axes.as_deref(),
+        )
+        .map_err(EvalError::Invalid)?
+        .and_then(|out| PartialShape::new(out).to_tensor_dims())
+        .ok_or(EvalError::Internal("a squeeze of a static shape"))
+    }
+}
+
 impl Op for Squeeze {
     fn def(&self) -> Option<&'static OpDef> {
         Some(if self.unsqueeze { &UNSQUEEZE } else { &SQUEEZE })
@@ -150,22 +170,17 @@ impl Op for Squeeze {
 
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
         let data = cx.tensor(0)?;
-        let axes = if cx.len() > 1 {
-            Some(cx.ints(1)?)
-        } else {
-            None
-        };
-        let dims = PartialShape::of_tensor(data.shape());
-        let shape = output_dims(
-            self.unsqueeze,
-            dims.dims().unwrap_or_default(),
-            axes.as_deref(),
-        )
-        .map_err(EvalError::Invalid)?
-        .and_then(|out| PartialShape::new(out).to_tensor_dims())
-        .ok_or(EvalError::Internal("a squeeze of a static shape"))?;
+        let shape = self.shape(cx, &data)?;
         cx.reserve(data.element_type(), data.len())?;
         super::reshape::reshaped(&data, &shape).map(|t| vec![t])
+    }
+
+    fn view_like(&self) -> bool {
+        true
+    }
+
+    fn view(&self, cx: &EvalCx<'_>) -> Option<Result<Vec<usize>, EvalError>> {
+        Some(cx.tensor(0).and_then(|data| self.shape(cx, &data)))
     }
 
     fn moves(&self, input: usize) -> bool {

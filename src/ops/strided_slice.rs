@@ -86,7 +86,7 @@ enum Axis {
 }
 
 /// The first index and the element count of `begin:end:stride` on a dim of `n` (numpy).
-fn range(n: u64, begin: Option<i64>, end: Option<i64>, stride: i64) -> (i64, u64) {
+pub(crate) fn range(n: u64, begin: Option<i64>, end: Option<i64>, stride: i64) -> (i64, u64) {
     let n = n.min(MAX_DIM) as i64;
     let adjust = |v: i64| if v < 0 { v.saturating_add(n) } else { v };
     if stride > 0 {
@@ -199,17 +199,16 @@ fn out_dims(plan: &[Axis], dims: &[Dim]) -> Result<Vec<Dim>, String> {
                 end,
                 stride,
             } => {
-                let d = dims[axis];
-                let lo = range(d.min(), begin, end, stride).1;
-                // The count never shrinks as the dim grows: its bounds are at the dim's.
-                let hi = match d.max() {
-                    Some(m) => Some(range(m, begin, end, stride).1),
-                    None => {
-                        let far = range(MAX_DIM, begin, end, stride).1;
-                        (far < MAX_DIM / 4).then_some(far)
-                    }
+                // A masked bound as the sentinel that means the same (the whole axis that
+                // way); on an interval dim, the least and greatest counts over it (the count
+                // may shrink as the dim grows: `-3:2` takes 2 of 3 and none of 5).
+                let forward = stride > 0;
+                let cut = super::slice::Cut {
+                    start: begin.unwrap_or(if forward { 0 } else { i64::MAX }),
+                    stop: end.unwrap_or(if forward { i64::MAX } else { i64::MIN }),
+                    step: stride,
                 };
-                out.push(Dim::interval(lo, hi).unwrap_or(Dim::DYNAMIC));
+                out.push(super::slice::sliced(dims[axis], cut));
             }
         }
     }
@@ -346,5 +345,35 @@ mod tests {
         ] {
             assert_eq!(range(n, b, e, s), want, "{n} {b:?}:{e:?}:{s}");
         }
+    }
+
+    /// On an interval dim the count is not monotone in the dim: `-3:2` takes 2 elements of a
+    /// dim of 3 and none of 5 (the bounds were once taken at the interval's ends only).
+    #[test]
+    fn interval_dims_give_every_count_between() {
+        let slice = |begin, end, stride| Axis::Slice {
+            axis: 0,
+            begin,
+            end,
+            stride,
+        };
+        let d = Dim::interval(0, Some(5)).unwrap();
+        for (axis, want) in [
+            (slice(Some(-3), Some(2), 1), Dim::interval(0, Some(2))),
+            (slice(None, None, 1), Some(d)),
+            (slice(None, None, -2), Dim::interval(0, Some(3))),
+            (slice(Some(1), None, 1), Dim::interval(0, Some(4))),
+        ] {
+            assert_eq!(
+                out_dims(&[axis], &[d]).unwrap(),
+                [want.unwrap()],
+                "{axis:?}"
+            );
+        }
+        let wide = Dim::interval(2, None).unwrap();
+        assert_eq!(
+            out_dims(&[slice(None, Some(-1), 1)], &[wide]).unwrap(),
+            [Dim::interval(1, None).unwrap()]
+        );
     }
 }
