@@ -119,6 +119,13 @@ def workloads():
     a, m = param("a", f32), param("m", ov.Type.boolean, [1, 1, 64, 64])
     x = ops.select(m, a, ops.constant(np.float32(-np.inf)))
     w["f32 select(mask [1,1,64,64], a, -inf)"] = model("select_mask", x, [a, m])
+    # Data movement (issue 19): the transposes of an attention block, and NCHW -> NHWC.
+    a = param("a", f32, [1, 128, 12, 64])
+    w["f32 transpose [1,128,12,64] (0,2,1,3)"] = model("transpose_heads", ops.transpose(a, ops.constant(np.array([0, 2, 1, 3], np.int64))), [a])
+    a = param("a", f32, [1, 12, 128, 64])
+    w["f32 transpose [1,12,128,64] (0,1,3,2)"] = model("transpose_keys", ops.transpose(a, ops.constant(np.array([0, 1, 3, 2], np.int64))), [a])
+    a = param("a", f32)
+    w["f32 transpose [64,64,64,64] (0,2,3,1)"] = model("transpose_nhwc", ops.transpose(a, ops.constant(np.array([0, 2, 3, 1], np.int64))), [a])
     return w
 
 

@@ -743,9 +743,13 @@ ONNX_NODE_PREFIXES = (
     "test_acosh", "test_atanh", "test_erf", "test_relu", "test_sigmoid", "test_clip", "test_elu",
     "test_gelu", "test_hardswish", "test_hardsigmoid", "test_softplus", "test_softsign", "test_mish",
     "test_selu", "test_prelu", "test_leakyrelu", "test_isnan", "test_isinf", "test_castlike",
+    # Data movement (issue 19).
+    "test_transpose", "test_tile", "test_range", "test_slice", "test_expand", "test_identity",
 )
-# Not elementwise, or conversions between types ovir does not compute.
-ONNX_NODE_EXCLUDE = ("test_maxpool", "test_maxunpool", "test_logsoftmax", "test_expand", "test_equal_string")
+# Not elementwise, or conversions between types ovir does not compute; ONNX optional and
+# sequence values (test_identity_opt, test_identity_sequence), which are no tensors.
+ONNX_NODE_EXCLUDE = ("test_maxpool", "test_maxunpool", "test_logsoftmax", "test_equal_string",
+                     "test_identity_opt", "test_identity_sequence")
 # Ops whose ONNX expected values are float32 numpy formulas (not correctly rounded, several
 # roundings): compared within this many ulps (tolerance.txt); ovir's are within 1 ulp of exact.
 ONNX_APPROX = ("test_exp", "test_log", "test_sin", "test_cos", "test_tan", "test_asin", "test_acos",
@@ -860,7 +864,7 @@ def write_onnx_node_tests():
             np.save(d / "expected" / f"output{k}.npy", value)
     (root / "SKIPPED.md").write_text(
         "# ONNX node tests not converted into samples\n\n"
-        "Written by `ir_samples/generate.py`: the elementwise tests it looks for that are left out, and why.\n\n"
+        "Written by `ir_samples/generate.py`: the elementwise and data-movement tests it looks for that are left out, and why.\n\n"
         + "".join(f"- `{n}`: {why}\n" for n, why in skipped)
     )
 
@@ -1263,6 +1267,97 @@ def write_shape_op_cases():
             factory[1].create(kind, [p["m"].output(0), const([1]).output(0)], {"keep_dims": False}).output(0)])
 
 
+def write_movement_cases():
+    """Transpose, Identity, Broadcast (1, 3), Tile, Range (1, 4) and Slice on small inputs.
+    Expected: OpenVINO's reference (constant folding), checked here against numpy's own
+    transpose, broadcast_to, tile, arange and slicing."""
+    root = HERE / "ops"
+    factory = {v: NodeFactory(f"opset{v}") for v in (1, 3, 4, 8, 16)}
+    rng = np.random.default_rng(2029)
+
+    def case(name, inputs, build, want, fold=True):
+        """`want`: numpy's outputs; `fold=False` where OpenVINO's constant folding does not
+        evaluate the op (Identity): numpy's are then the expected ones."""
+        params = {}
+        for n, v in inputs.items():
+            p = ops.parameter(list(v.shape), ov.Type(v.dtype) if v.dtype != np.bool_ else ov.Type.boolean, name=n)
+            p.output(0).get_tensor().set_names({n})
+            params[n] = p
+        outs = build(params)
+        results = []
+        for k, o in enumerate(outs):
+            o.get_tensor().set_names({f"out{k}"})
+            results.append(ops.result(o))
+        model = ov.Model(results, list(params.values()), name)
+        types = {n: (p.get_element_type().get_type_name(), inputs[n]) for n, p in params.items()}
+        expected = fold_with_reference(model, types) if fold else [np.asarray(w) for w in want]
+        for k, (e, w) in enumerate(zip(expected, want)):
+            w = np.asarray(w)
+            assert e.dtype == w.dtype and e.shape == w.shape and np.ascontiguousarray(e).tobytes() == np.ascontiguousarray(w).tobytes(), \
+                f"{name} output {k}: the reference gives {e.dtype}{e.shape}, numpy {w.dtype}{w.shape}"
+        save_case(root / name, model, {n: (None, v) for n, v in inputs.items()},
+                  [(None, np.asarray(e)) for e in expected])
+
+    def const(v, dtype=np.int64):
+        return ops.constant(np.array(v, dtype=dtype))
+
+    x = rng.standard_normal([2, 3, 4, 5]).astype(np.float32)
+    x[0, 0, 0, :3] = [np.nan, -0.0, np.inf]
+    h = x.astype(np.float16)
+    m = rng.integers(0, 2, size=[3, 4]).astype(np.bool_)
+    i = np.arange(24, dtype=np.int64).reshape(2, 3, 4)
+    case("transpose_f32_every_kind", {"x": x}, lambda p: [
+        ops.transpose(p["x"], const([0, 2, 1, 3])).output(0),
+        ops.transpose(p["x"], const([3, 1, 2, 0])).output(0),
+        ops.transpose(p["x"], const([], np.int64)).output(0),
+    ], [x.transpose(0, 2, 1, 3), x.transpose(3, 1, 2, 0), x.transpose()])
+    case("transpose_f16_i32_order", {"h": h}, lambda p: [
+        ops.transpose(p["h"], const([1, 0, 3, 2], np.int32)).output(0)], [h.transpose(1, 0, 3, 2)])
+    case("transpose_boolean", {"m": m}, lambda p: [
+        ops.transpose(p["m"], const([1, 0])).output(0)], [m.T])
+    case("identity_16", {"i": i}, lambda p: [
+        factory[16].create("Identity", [p["i"].output(0)]).output(0)], [i], fold=False)
+    a = rng.standard_normal([3, 1]).astype(np.float32)
+    case("broadcast_3_numpy_and_bidirectional", {"a": a}, lambda p: [
+        factory[3].create("Broadcast", [p["a"].output(0), const([2, 3, 4]).output(0)], {"mode": "numpy"}).output(0),
+        factory[3].create("Broadcast", [p["a"].output(0), const([2, 1, 5]).output(0)], {"mode": "bidirectional"}).output(0),
+    ], [np.broadcast_to(a, [2, 3, 4]), a * np.ones([2, 1, 5], np.float32)])
+    v = np.array([1, 2, 3], dtype=np.int32)
+    case("broadcast_1_explicit_axes_mapping", {"v": v}, lambda p: [
+        factory[1].create("Broadcast", [p["v"].output(0), const([2, 3, 4]).output(0), const([1]).output(0)], {"mode": "explicit"}).output(0),
+    ], [np.broadcast_to(v.reshape(1, 3, 1), [2, 3, 4])])
+    case("broadcast_3_boolean", {"m": m[:1]}, lambda p: [
+        factory[3].create("Broadcast", [p["m"].output(0), const([2, 3, 4], np.int32).output(0)], {"mode": "numpy"}).output(0),
+    ], [np.broadcast_to(m[:1], [2, 3, 4])])
+    case("tile_shorter_longer_and_zero", {"i": i}, lambda p: [
+        ops.tile(p["i"], const([2, 1])).output(0),
+        ops.tile(p["i"], const([2, 1, 1, 3])).output(0),
+        ops.tile(p["i"], const([1, 0, 1])).output(0),
+    ], [np.tile(i, [2, 1]), np.tile(i, [2, 1, 1, 3]), np.tile(i, [1, 0, 1])])
+    case("tile_f16", {"h": h[:, :, :2, :2]}, lambda p: [
+        ops.tile(p["h"], const([1, 2, 1, 2])).output(0)], [np.tile(h[:, :, :2, :2], [1, 2, 1, 2])])
+    s0 = {"s": np.array(2, dtype=np.int64)}
+    case("range_1_i64_and_4_mixed", s0, lambda p: [
+        factory[1].create("Range", [p["s"].output(0), const(11).output(0), const(3).output(0)]).output(0),
+        factory[4].create("Range", [p["s"].output(0), const(-7.5, np.float32).output(0), const(-1.25, np.float32).output(0)], {"output_type": "f32"}).output(0),
+        factory[4].create("Range", [p["s"].output(0), const(2).output(0), const(1).output(0)], {"output_type": "i32"}).output(0),
+    ], [np.arange(2, 11, 3, dtype=np.int64), np.arange(2, -7.5, -1.25, dtype=np.float32), np.arange(2, 2, 1, dtype=np.int32)])
+    f0 = {"f": np.array(0.5, dtype=np.float32)}
+    case("range_4_f32_fraction", f0, lambda p: [
+        factory[4].create("Range", [p["f"].output(0), const(3.0, np.float32).output(0), const(0.3, np.float32).output(0)], {"output_type": "f32"}).output(0),
+    ], [np.float32(0.5) + np.arange(9, dtype=np.float32) * np.float32(0.3)])
+    big = np.iinfo(np.int64).max
+    case("slice_8_negative_steps_and_axes", {"i": i}, lambda p: [
+        ops.slice(p["i"], const([-1, 0]), const([-big - 1, 3]), const([-1, 2]), const([2, 0])).output(0),
+        ops.slice(p["i"], const([1]), const([big]), const([1])).output(0),
+        factory[8].create("Slice", [p["i"].output(0), const([-2]).output(0), const([-3]).output(0), const([1]).output(0), const([-2]).output(0)]).output(0),
+    ], [i[0:3:2, :, ::-1], i[1:], i[:, 1:0, :]])
+    case("slice_8_boolean_f16", {"m": m, "h": h}, lambda p: [
+        ops.slice(p["m"], const([2, 1]), const([0, 4]), const([-1, 2])).output(0),
+        ops.slice(p["h"], const([1, 1]), const([3, 5]), const([1, 2]), const([1, 3])).output(0),
+    ], [m[2:0:-1, 1:4:2], h[:, 1:3, :, 1:5:2]])
+
+
 def write_weight_compression():
     """Weights compressed as u4 with a u4 zero point and an f16 scale per row, decompressed as
     OpenVINO's weight compression writes it: Convert -> Subtract(zero point) -> Multiply(scale)
@@ -1346,6 +1441,7 @@ def main():
     elementwise.write_all(sys.modules[__name__])
     write_element_type_cases()
     write_shape_op_cases()
+    write_movement_cases()
     save(write_shape_subgraph(), "shape_subgraph")
     save(write_weight_compression(), "weight_compression")
     write_bad()
