@@ -466,7 +466,12 @@ fn execute(
                 group::run(g, group, &mut values, &uses, &mut budget)
                     .map(|t| Outs::One(Value::Tensor(t)))
             }
-            Role::Compute if node.op.view_like() => match view(g, i, &mut values, &uses, &budget) {
+            Role::Compute => match node
+                .op
+                .view_like()
+                .then(|| view(g, i, &mut values, &uses, &budget))
+                .flatten()
+            {
                 Some(v) => v.map(Outs::View).map_err(|e| (i, e)),
                 None => eval_node(g, i, &values, &budget)
                     .map(|out| {
@@ -478,15 +483,6 @@ fn execute(
                     })
                     .map_err(|e| (i, e)),
             },
-            Role::Compute => eval_node(g, i, &values, &budget)
-                .map(|out| {
-                    Outs::Many(
-                        out.into_iter()
-                            .map(|t| Value::Tensor(Arc::new(t)))
-                            .collect(),
-                    )
-                })
-                .map_err(|e| (i, e)),
         };
         let out = match computed {
             Ok(out) => out,

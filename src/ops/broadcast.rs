@@ -931,17 +931,8 @@ mod tests {
     /// Runs inference: the output shape, or the findings.
     fn infer(op: &dyn Op, inputs: &[TensorType]) -> Result<String, String> {
         let refs: Vec<&TensorType> = inputs.iter().collect();
-        let mut findings = Vec::new();
-        let mut cx = InferCx {
-            op: "Broadcast",
-            inputs: &refs,
-            declared_outputs: &[],
-            outputs: 1,
-            shape_override: None,
-            weights: None,
-            findings: &mut findings,
-        };
-        match op.infer(&mut cx) {
+        let (out, findings) = crate::ops::context::infer_for_test(op, &refs);
+        match out {
             Some(out) => Ok(out[0].shape.to_string()),
             None => Err(findings
                 .iter()

@@ -109,6 +109,28 @@ impl<'a> InferCx<'a> {
     }
 }
 
+/// Runs `op`'s inference on `inputs` as a layer of one output (for the ops' tests): the
+/// outputs, and the findings.
+#[cfg(test)]
+pub(crate) fn infer_for_test(
+    op: &dyn super::Op,
+    inputs: &[&TensorType],
+) -> (Option<Vec<TensorType>>, Vec<Finding>) {
+    let mut findings = Vec::new();
+    let name = op.name().to_owned();
+    let mut cx = InferCx {
+        op: &name,
+        inputs,
+        declared_outputs: &[],
+        outputs: 1,
+        shape_override: None,
+        weights: None,
+        findings: &mut findings,
+    };
+    let out = op.infer(&mut cx);
+    (out, findings)
+}
+
 /// The inputs of a layer at execution, and the memory budget its outputs must fit.
 pub struct EvalCx<'a> {
     pub(crate) inputs: &'a [Value<'a>],

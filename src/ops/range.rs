@@ -652,17 +652,7 @@ mod tests {
     }
 
     fn infer(op: &Range, inputs: &[&TensorType]) -> (Option<Vec<TensorType>>, Vec<String>) {
-        let mut findings = Vec::new();
-        let mut cx = InferCx {
-            op: "Range",
-            inputs,
-            declared_outputs: &[],
-            outputs: 1,
-            shape_override: None,
-            weights: None,
-            findings: &mut findings,
-        };
-        let out = op.infer(&mut cx);
+        let (out, findings) = crate::ops::context::infer_for_test(op, inputs);
         (out, findings.iter().map(|(k, _)| k.to_string()).collect())
     }
 

@@ -692,17 +692,7 @@ mod tests {
     }
 
     fn infer(inputs: &[&TensorType]) -> (Option<Vec<TensorType>>, Vec<String>) {
-        let mut findings = Vec::new();
-        let mut cx = InferCx {
-            op: "Slice",
-            inputs,
-            declared_outputs: &[],
-            outputs: 1,
-            shape_override: None,
-            weights: None,
-            findings: &mut findings,
-        };
-        let out = Slice.infer(&mut cx);
+        let (out, findings) = crate::ops::context::infer_for_test(&Slice, inputs);
         (out, findings.iter().map(|(k, _)| k.to_string()).collect())
     }
 

@@ -385,17 +385,8 @@ mod tests {
     /// Runs inference: the output shape, or the findings.
     fn infer(inputs: &[TensorType]) -> Result<String, String> {
         let refs: Vec<&TensorType> = inputs.iter().collect();
-        let mut findings = Vec::new();
-        let mut cx = InferCx {
-            op: "Tile",
-            inputs: &refs,
-            declared_outputs: &[],
-            outputs: 1,
-            shape_override: None,
-            weights: None,
-            findings: &mut findings,
-        };
-        match Tile.infer(&mut cx) {
+        let (out, findings) = crate::ops::context::infer_for_test(&Tile, &refs);
+        match out {
             Some(out) => Ok(out[0].shape.to_string()),
             None => Err(findings
                 .iter()
