@@ -183,7 +183,7 @@ fn every_sample_matches_its_expected_outputs() {
 /// those left out, and why).
 #[test]
 fn onnx_node_tests() {
-    run_all("onnx_node", 370);
+    run_all("onnx_node", 385);
 }
 
 /// Every elementwise op on every type it allows (binary ops under none/numpy/pdpd), and Convert

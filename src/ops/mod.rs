@@ -315,6 +315,11 @@ const OWN: &[&OpDef] = &[
     &broadcast::BROADCAST_1,
     &broadcast::BROADCAST_3,
     &tile::DEF,
+    &depth_to_space::DEPTH_TO_SPACE,
+    &depth_to_space::SPACE_TO_DEPTH,
+    &shuffle_channels::DEF,
+    &pad::PAD_1,
+    &pad::PAD_12,
 ];
 
 /// The newest opset OpenVINO has (from the measured table).

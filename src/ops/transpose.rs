@@ -121,15 +121,32 @@ impl Op for Transpose {
 
 /// `t` with its dims reordered: output dim `k` is `t`'s dim `perm[k]` (a permutation).
 pub fn transposed(t: &Tensor, perm: &[usize]) -> Result<Tensor, EvalError> {
-    let shape: Vec<usize> = perm.iter().map(|&k| t.shape()[k]).collect();
-    fn go<T: Element>(t: &Tensor, perm: &[usize], shape: &[usize]) -> Option<Tensor> {
+    transposed_as(t, t.shape(), perm)
+}
+
+/// `t`'s elements read as a tensor of `shape` (as many elements, row-major: a reshape that
+/// copies nothing), with those dims reordered by `perm` (a permutation of `shape`'s axes).
+pub fn transposed_as(t: &Tensor, shape: &[usize], perm: &[usize]) -> Result<Tensor, EvalError> {
+    if shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)) != Some(t.len())
+        || perm.len() != shape.len()
+        || perm.iter().any(|&k| k >= shape.len())
+    {
+        return Err(EvalError::Internal("a transpose of another shape"));
+    }
+    let out: Vec<usize> = perm.iter().map(|&k| shape[k]).collect();
+    fn go<T: Element>(
+        t: &Tensor,
+        shape: &[usize],
+        perm: &[usize],
+        out: &[usize],
+    ) -> Option<Tensor> {
         let data = crate::ops::kernel::contiguous::<T>(t)?;
-        let out = permute(&data, t.shape(), perm);
-        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), out)
+        let moved = permute(&data, shape, perm);
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(out), moved)
             .ok()
             .map(T::wrap)
     }
-    crate::dispatch!(any: t.element_type(), T => go::<T>(t, perm, &shape), _ => None)
+    crate::dispatch!(any: t.element_type(), T => go::<T>(t, shape, perm, &out), _ => None)
         .ok_or(EvalError::Internal("a transpose of its own shape"))
 }
 
