@@ -131,6 +131,30 @@ pub(crate) fn infer_for_test(
     (out, findings)
 }
 
+/// Runs `op` on `inputs` under a budget of `limit` bytes (for the ops' tests): its first
+/// output.
+#[cfg(test)]
+pub(crate) fn eval_for_test(
+    op: &dyn super::Op,
+    inputs: &[Tensor],
+    limit: u64,
+) -> Result<Tensor, EvalError> {
+    let values: Vec<Value<'_>> = inputs
+        .iter()
+        .map(|x| Value::Tensor(Arc::new(x.clone())))
+        .collect();
+    let cx = EvalCx::new(&values, Budget { limit, in_use: 0 });
+    op.eval(&cx).map(|mut v| v.remove(0))
+}
+
+/// A tensor of `shape` holding `v`, row-major (for the ops' tests).
+#[cfg(test)]
+pub(crate) fn tensor_for_test<T: crate::tensor::Element>(shape: &[usize], v: Vec<T>) -> Tensor {
+    T::wrap(
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), v).expect("a test tensor's shape"),
+    )
+}
+
 /// The inputs of a layer at execution, and the memory budget its outputs must fit.
 pub struct EvalCx<'a> {
     pub(crate) inputs: &'a [Value<'a>],

@@ -679,14 +679,11 @@ impl Op for Pad {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
 
     use half::{bf16, f16};
 
     use super::*;
     use crate::dtype::ElementType;
-    use crate::memory::Budget;
-    use crate::tensor::Value;
 
     /// A table row: mode, data shape, pads_begin, pads_end, output shape, output (the data is
     /// `1..=n` as i32).
@@ -703,7 +700,7 @@ mod tests {
     type Case<'a> = (Mode, Tensor, &'a [i64], &'a [i64], Tensor);
 
     fn t<T: Element>(shape: &[usize], v: Vec<T>) -> Tensor {
-        T::wrap(ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), v).unwrap())
+        crate::ops::context::tensor_for_test(shape, v)
     }
 
     fn ints(v: &[i64]) -> Tensor {
@@ -731,12 +728,7 @@ mod tests {
     }
 
     fn run(p: &Pad, inputs: &[Tensor], limit: u64) -> Result<Tensor, EvalError> {
-        let values: Vec<Value<'_>> = inputs
-            .iter()
-            .map(|x| Value::Tensor(Arc::new(x.clone())))
-            .collect();
-        let cx = EvalCx::new(&values, Budget { limit, in_use: 0 });
-        p.eval(&cx).map(|mut v| v.remove(0))
+        crate::ops::context::eval_for_test(p, inputs, limit)
     }
 
     fn pad12(mode: Mode) -> Pad {

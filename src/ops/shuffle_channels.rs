@@ -146,17 +146,16 @@ impl Op for ShuffleChannels {
 #[cfg(test)]
 mod tests {
     use std::borrow::Cow;
-    use std::sync::Arc;
 
     use half::f16;
 
     use super::*;
     use crate::dtype::ElementType;
-    use crate::memory::Budget;
-    use crate::tensor::{Element, Value};
+
+    use crate::tensor::Element;
 
     fn t<T: Element>(shape: &[usize], v: Vec<T>) -> Tensor {
-        T::wrap(ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), v).unwrap())
+        crate::ops::context::tensor_for_test(shape, v)
     }
 
     /// `0, 1, 2, ...` as i64 in `shape`.
@@ -170,9 +169,7 @@ mod tests {
     }
 
     fn run(op: &ShuffleChannels, x: &Tensor, limit: u64) -> Result<Tensor, EvalError> {
-        let values = [Value::Tensor(Arc::new(x.clone()))];
-        let cx = EvalCx::new(&values, Budget { limit, in_use: 0 });
-        op.eval(&cx).map(|mut v| v.remove(0))
+        crate::ops::context::eval_for_test(op, std::slice::from_ref(x), limit)
     }
 
     /// A tensor as its type, shape and bytes (NaNs and −0 compared bit for bit).

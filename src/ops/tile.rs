@@ -210,18 +210,16 @@ impl Op for Tile {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
 
     use half::f16;
 
     use super::*;
     use crate::dtype::ElementType;
-    use crate::memory::Budget;
+
     use crate::shape::types::{Bounds, UNBOUNDED};
-    use crate::tensor::Value;
 
     fn t<T: Element>(shape: &[usize], v: Vec<T>) -> Tensor {
-        T::wrap(ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), v).unwrap())
+        crate::ops::context::tensor_for_test(shape, v)
     }
 
     fn ints(v: &[i64]) -> Tensor {
@@ -229,12 +227,7 @@ mod tests {
     }
 
     fn run(inputs: &[Tensor], limit: u64) -> Result<Tensor, EvalError> {
-        let values: Vec<Value<'_>> = inputs
-            .iter()
-            .map(|x| Value::Tensor(Arc::new(x.clone())))
-            .collect();
-        let cx = EvalCx::new(&values, Budget { limit, in_use: 0 });
-        Tile.eval(&cx).map(|mut v| v.remove(0))
+        crate::ops::context::eval_for_test(&Tile, inputs, limit)
     }
 
     /// A tensor as its type, shape and bytes (NaNs and −0 compared bit for bit).
