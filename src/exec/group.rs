@@ -55,7 +55,7 @@ pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
             // A comparison (→ `boolean`) or a Select only ends a group, but a comparison may
             // be the `cond` of a Select that does.
             && node.op.fusable().is_some_and(|f| {
-                !ends_group(f) || f.compares().is_some() && port == 0 && selects(c)
+                !f.ends_group() || f.compares().is_some() && port == 0 && selects(c)
             })
         {
             root[i] = root[c];
@@ -63,12 +63,6 @@ pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
         }
     }
     root
-}
-
-/// Whether a fusable op can only be the last member of a group (its output is made from
-/// tiles of its inputs, not by a step kernel): a comparison, Select.
-fn ends_group(f: &dyn Fusable) -> bool {
-    f.compares().is_some() || f.selects().is_some()
 }
 
 /// Whether a layer can be a member of a fused group: a fusable op with one output and
@@ -131,11 +125,7 @@ pub(super) fn run(
                 }),
             };
         }
-        let (ops, cond) = match f.data_inputs() {
-            1 => ([all[0], all[0]], None),
-            3 => ([all[1], all[2]], Some(all[0])),
-            _ => ([all[0], all[1]], None),
-        };
+        let (ops, cond) = f.operands(all);
         operands.push(ops);
         conds.push(cond);
         kinds.push((spec, kind));
@@ -150,7 +140,7 @@ pub(super) fn run(
         .collect::<Result<_, _>>()?;
     if kinds
         .iter()
-        .any(|(_, k)| k.converts_to().is_some() || ends_group(*k))
+        .any(|(_, k)| k.converts_to().is_some() || k.ends_group())
     {
         if members.len() == 1 {
             // A lone Convert: the op's own evaluation (packed weight types, any layout).

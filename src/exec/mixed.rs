@@ -302,7 +302,7 @@ fn plan(
     let convert = |k: usize| kinds[k].converts_to();
     // Where a part ends: at a Convert, or at a comparison or Select (only the root may be one,
     // or a comparison that is the root Select's `cond`).
-    let ends = |k: usize| kinds[k].compares().is_some() || kinds[k].selects().is_some();
+    let ends = |k: usize| kinds[k].ends_group();
     let boundary = |k: usize| convert(k).is_some() || ends(k);
     let cond_of_root = conds.get(root).copied().flatten();
     if (0..root).any(|k| ends(k) && cond_of_root != Some(Operand::Step(k))) {

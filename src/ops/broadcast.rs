@@ -492,7 +492,6 @@ impl Op for Broadcast {
 
 #[cfg(test)]
 mod tests {
-    use std::borrow::Cow;
 
     use half::f16;
 
@@ -517,12 +516,7 @@ mod tests {
     }
 
     fn op(version: u32, attrs: &[(&str, &str)]) -> Result<Box<dyn Op>, Vec<AttrError>> {
-        let mut pairs: Vec<(Cow<str>, Cow<str>)> = attrs
-            .iter()
-            .map(|&(k, v)| (Cow::Borrowed(k), Cow::Borrowed(v)))
-            .collect();
-        pairs.sort();
-        let data = crate::ir::Data(pairs);
+        let data = crate::ops::context::attrs_for_test(attrs);
         let a = Attrs::new(Some(&data));
         if version == 1 {
             parse_1(&a)
@@ -924,15 +918,7 @@ mod tests {
     /// Runs inference: the output shape, or the findings.
     fn infer(op: &dyn Op, inputs: &[TensorType]) -> Result<String, String> {
         let refs: Vec<&TensorType> = inputs.iter().collect();
-        let (out, findings) = crate::ops::context::infer_for_test(op, &refs);
-        match out {
-            Some(out) => Ok(out[0].shape.to_string()),
-            None => Err(findings
-                .iter()
-                .map(|(k, port)| format!("{port:?} {k}"))
-                .collect::<Vec<_>>()
-                .join("; ")),
-        }
+        crate::ops::context::inferred_shape_for_test(op, &refs)
     }
 
     fn ty(shape: &str) -> TensorType {

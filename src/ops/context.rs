@@ -147,6 +147,35 @@ pub(crate) fn eval_for_test(
     op.eval(&cx).map(|mut v| v.remove(0))
 }
 
+/// A layer's `<data>` attributes from `(name, value)` pairs (for the ops' tests): parse with
+/// `Attrs::new(Some(&data))`.
+#[cfg(test)]
+pub(crate) fn attrs_for_test<'a>(attrs: &[(&'a str, &'a str)]) -> crate::ir::Data<'a> {
+    use std::borrow::Cow;
+    let mut pairs: Vec<(Cow<'a, str>, Cow<'a, str>)> = attrs
+        .iter()
+        .map(|&(k, v)| (Cow::Borrowed(k), Cow::Borrowed(v)))
+        .collect();
+    pairs.sort();
+    crate::ir::Data(pairs)
+}
+
+/// The output shape `op` infers from `inputs`, as text, or its findings (for the ops' tests).
+#[cfg(test)]
+pub(crate) fn inferred_shape_for_test(
+    op: &dyn super::Op,
+    inputs: &[&TensorType],
+) -> Result<String, String> {
+    match infer_for_test(op, inputs) {
+        (Some(out), _) => Ok(out[0].shape.to_string()),
+        (None, findings) => Err(findings
+            .iter()
+            .map(|(k, port)| format!("{port:?} {k}"))
+            .collect::<Vec<_>>()
+            .join("; ")),
+    }
+}
+
 /// A tensor of `shape` holding `v`, row-major (for the ops' tests).
 #[cfg(test)]
 pub(crate) fn tensor_for_test<T: crate::tensor::Element>(shape: &[usize], v: Vec<T>) -> Tensor {

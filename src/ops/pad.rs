@@ -713,12 +713,7 @@ mod tests {
     }
 
     fn op(version: u32, attrs: &[(&str, &str)]) -> Result<Box<dyn Op>, Vec<AttrError>> {
-        let mut pairs: Vec<(Cow<str>, Cow<str>)> = attrs
-            .iter()
-            .map(|&(k, v)| (Cow::Borrowed(k), Cow::Borrowed(v)))
-            .collect();
-        pairs.sort();
-        let data = crate::ir::Data(pairs);
+        let data = crate::ops::context::attrs_for_test(attrs);
         let a = Attrs::new(Some(&data));
         if version == 1 {
             parse_1(&a)

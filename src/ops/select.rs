@@ -132,6 +132,13 @@ impl Fusable for Select {
         3
     }
 
+    fn operands(
+        &self,
+        [cond, then, other]: [kernel::Operand; 3],
+    ) -> ([kernel::Operand; 2], Option<kernel::Operand>) {
+        ([then, other], Some(cond))
+    }
+
     fn selects(&self) -> Option<&Select> {
         Some(self)
     }

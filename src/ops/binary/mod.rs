@@ -289,6 +289,26 @@ pub trait Fusable: Send + Sync {
         2
     }
 
+    /// The step operands of a member whose inputs (its first [`data_inputs`] of them) are
+    /// `all`, and its `cond` if it chooses by one (Select: `cond`, `then`, `else`).
+    ///
+    /// [`data_inputs`]: Fusable::data_inputs
+    fn operands(
+        &self,
+        all: [kernel::Operand; 3],
+    ) -> ([kernel::Operand; 2], Option<kernel::Operand>) {
+        match self.data_inputs() {
+            1 => ([all[0], all[0]], None),
+            _ => ([all[0], all[1]], None),
+        }
+    }
+
+    /// Whether the op can only be the last member of a group (its output is made from tiles of
+    /// its inputs, not by a step kernel): a comparison, Select.
+    fn ends_group(&self) -> bool {
+        self.compares().is_some() || self.selects().is_some()
+    }
+
     /// For a Convert, the element type it converts to: a member of a fused group where the
     /// group's element type changes (it has no kernel: the parts on either side are computed
     /// in their own types and the tiles converted between them).
