@@ -250,7 +250,7 @@ fn compute<T: Element + kernel::Chain>(
     let data: Vec<Cow<'_, [T]>> = tensors
         .iter()
         .map(|t| match t {
-            Some(v) => leaf_data::<T>(v).ok_or_else(internal),
+            Some(v) => kernel::value_data::<T>(v).ok_or_else(internal),
             None => Ok(Cow::Borrowed(&[][..])),
         })
         .collect::<Result<_, _>>()?;
@@ -309,15 +309,6 @@ pub(super) fn kernels_for<T: Element>(
             ))
         })
         .collect()
-}
-
-/// A leaf's elements in row-major order (`None` if it is not of type `T`): a tensor's (copied
-/// only if laid out otherwise), or a Const's, read where it lies in the weights file.
-pub(super) fn leaf_data<'a, T: Element>(v: &'a Value<'_>) -> Option<Cow<'a, [T]>> {
-    match v {
-        Value::Tensor(t) => kernel::contiguous::<T>(t),
-        Value::Mapped(m) => (m.ty == T::TYPE).then(|| crate::tensor::le_slice::<T>(m.bytes)),
-    }
 }
 
 /// How each step combines the running value with its other operand, if the steps form a

@@ -26,7 +26,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::group::{Stop, kernels_for, leaf_data, links, one_by_one, plans};
+use super::group::{Stop, kernels_for, links, one_by_one, plans};
 use super::{Values, eval_error, output_fits};
 use crate::broadcast::Plan;
 use crate::dtype::ElementType;
@@ -36,6 +36,7 @@ use crate::memory::Budget;
 use crate::num::Cast;
 use crate::ops::EvalError;
 use crate::ops::binary::Fusable;
+use crate::ops::kernel::value_data as leaf_data;
 use crate::ops::kernel::{
     self, Broadcasted, Chain, ChainFns, Compared, Converted, Link, Operand, Part, Selected, Side,
     Step, StepKernel, TileSource,

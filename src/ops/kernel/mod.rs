@@ -338,6 +338,19 @@ pub fn contiguous<T: Element>(t: &Tensor) -> Option<std::borrow::Cow<'_, [T]>> {
     })
 }
 
+/// A value's elements in row-major order (`None` if it is not of type `T`): a tensor's (copied
+/// only if laid out otherwise), or a Const's, read where it lies in the weights file.
+pub fn value_data<'a, T: Element>(
+    v: &'a crate::tensor::Value<'_>,
+) -> Option<std::borrow::Cow<'a, [T]>> {
+    match v {
+        crate::tensor::Value::Tensor(t) => contiguous::<T>(t),
+        crate::tensor::Value::Mapped(m) => {
+            (m.ty == T::TYPE).then(|| crate::tensor::le_slice::<T>(m.bytes))
+        }
+    }
+}
+
 /// The initialised prefix `..len` of a buffer a step has filled.
 ///
 /// # Safety

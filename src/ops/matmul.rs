@@ -1,0 +1,917 @@
+//! MatMul-1: matrix products over the last two dims, with numpy broadcasting of the others.
+//!
+//! Spec: <https://docs.openvino.ai/2026/documentation/openvino-ir-format/operation-sets/operation-specs/matrix/matmul-1.html>
+//!
+//! Ports: `A` and `B` of one numeric type (boolean is refused, E502); one output of that type.
+//! Attributes `transpose_a` and `transpose_b` (default false) swap the last two dims of their
+//! input before the product. As in the spec and OpenVINO's shape inference
+//! (`matmul_shape_inference.hpp`):
+//! * a 1-D `A` of `[K]` is read as `[1, K]` and a 1-D `B` as `[K, 1]` (their transpose flag is
+//!   ignored), and the added dim is dropped from the output; two 1-D inputs give a scalar;
+//! * the input of lower rank gets leading 1s; the batch dims (all but the last two) broadcast
+//!   numpy-style, so the output is `batch × [M, N]`;
+//! * a scalar input, `A`'s K and `B`'s K differing, and batch dims that do not broadcast are
+//!   invalid inputs (E507) naming the dims. Interval dims are merged (K) and broadcast-merged
+//!   (batch) as OpenVINO does.
+//!
+//! Execution, by type:
+//! * **f32 and f64** go through [`matrixmultiply`] (`sgemm`, `dgemm`), which reads both inputs
+//!   in place under any strides (a transpose flag only swaps two strides) and packs them
+//!   itself. Its K blocking is a compile-time constant (256), and every output element is
+//!   one fused multiply-add per K step, in order, within a block, then the blocks' partial sums
+//!   added in order: so the element's bits depend on K only, not on the vector unit's kernel
+//!   (AVX-512, AVX2 with FMA) nor on how the output is split between threads. ovir splits the
+//!   output itself with rayon (batches, then rows or columns), each part one single-threaded
+//!   call; the tests check the same bits for every split. CPUs without FMA take the crate's
+//!   multiply-then-add kernel, whose bits differ.
+//! * **f16 and bf16** are widened to f32 (exact), multiplied as f32 and rounded once to the
+//!   type.
+//! * **integers** are exact with two's complement wrap-around: the product and sum modulo
+//!   2^bits, which is independent of the order, by a loop of our own.
+//!
+//! Accuracy of f32 (and f64): blocked summation, bound `(256 + ⌈K/256⌉)·u·Σ|a·b|` per element
+//! (u the unit roundoff); the tests measure it against a float64 reference. Pairwise summation
+//! would bound it by `⌈log2 K⌉·u·Σ|a·b|`: MatMul does not meet that bound for K above 256,
+//! which is the price of the crate's GEMM (every BLAS sums a K block in order).
+//!
+//! `K = 0` gives zeros (an empty sum). The output's size is checked against the memory budget
+//! (and the f32 copies of f16/bf16 inputs), with overflow-checked products, before any
+//! allocation.
+
+use std::borrow::Cow;
+
+use rayon::prelude::*;
+
+use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
+use crate::num::Int;
+use crate::ops::kernel::value_data;
+use crate::shape::{Dim, PartialShape, TensorType};
+use crate::tensor::{Element, Tensor, TypeSet};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatMul {
+    pub transpose_a: bool,
+    pub transpose_b: bool,
+}
+
+pub const DEF: OpDef = OpDef {
+    name: "MatMul",
+    version: 1,
+    inputs: Arity::exactly(2),
+    outputs: Arity::exactly(1),
+    parse,
+};
+
+fn parse(a: &Attrs) -> Result<Box<dyn Op>, Vec<AttrError>> {
+    let (ta, tb) = crate::attrs_all!(
+        a.bool_or(&["transpose_a"], false),
+        a.bool_or(&["transpose_b"], false),
+    )?;
+    Ok(Box::new(MatMul {
+        transpose_a: ta.unwrap_or(false),
+        transpose_b: tb.unwrap_or(false),
+    }))
+}
+
+/// A dim type MatMul's shape rules work on: `Dim` in inference, `usize` in execution.
+trait MatDim: Copy + std::fmt::Display {
+    const ONE: Self;
+    /// The common value of two K dims, if they can be equal.
+    fn merge(self, other: Self) -> Option<Self>;
+    /// Two batch dims broadcast together, if they can.
+    fn broadcast(self, other: Self) -> Option<Self>;
+}
+
+impl MatDim for Dim {
+    const ONE: Dim = Dim::fixed(1);
+    fn merge(self, other: Dim) -> Option<Dim> {
+        Dim::merge(self, other)
+    }
+    fn broadcast(self, other: Dim) -> Option<Dim> {
+        self.broadcast_merge(other)
+    }
+}
+
+impl MatDim for usize {
+    const ONE: usize = 1;
+    fn merge(self, other: usize) -> Option<usize> {
+        (self == other).then_some(self)
+    }
+    fn broadcast(self, other: usize) -> Option<usize> {
+        match (self, other) {
+            (a, b) if a == b => Some(a),
+            (1, b) => Some(b),
+            (a, 1) => Some(a),
+            _ => None,
+        }
+    }
+}
+
+/// The product's geometry: each input as a stack of matrices, and the output's shape.
+struct Geometry<D> {
+    /// `A` as `[batch…, M, K]` and `B` as `[batch…, K, N]` (after 1-D promotion and the
+    /// transposes; padded with leading 1s to one rank).
+    a: Vec<D>,
+    b: Vec<D>,
+    /// The broadcast batch dims.
+    batch: Vec<D>,
+    m: D,
+    k: D,
+    n: D,
+    /// The output's shape (the promoted dims dropped).
+    out: Vec<D>,
+    /// Whether A (B) was 1-D and promoted to a matrix.
+    a_vec: bool,
+    b_vec: bool,
+}
+
+impl MatMul {
+    /// The shapes' geometry, or why they do not multiply.
+    fn geometry<D: MatDim>(&self, a: &[D], b: &[D]) -> Result<Geometry<D>, String> {
+        if a.is_empty() || b.is_empty() {
+            return Err(format!(
+                "MatMul needs inputs of rank 1 or more, not a scalar (A has rank {}, B rank {})",
+                a.len(),
+                b.len()
+            ));
+        }
+        let (a_vec, b_vec) = (a.len() == 1, b.len() == 1);
+        let mut a: Vec<D> = if a_vec {
+            vec![D::ONE, a[0]]
+        } else {
+            a.to_vec()
+        };
+        let mut b: Vec<D> = if b_vec {
+            vec![b[0], D::ONE]
+        } else {
+            b.to_vec()
+        };
+        let (ra, rb) = (a.len(), b.len());
+        if self.transpose_a && !a_vec {
+            a.swap(ra - 2, ra - 1);
+        }
+        if self.transpose_b && !b_vec {
+            b.swap(rb - 2, rb - 1);
+        }
+        let rank = ra.max(rb);
+        a.splice(0..0, std::iter::repeat_n(D::ONE, rank - ra));
+        b.splice(0..0, std::iter::repeat_n(D::ONE, rank - rb));
+        let (ka, kb) = (a[rank - 1], b[rank - 2]);
+        let k = ka.merge(kb).ok_or_else(|| {
+            format!(
+                "A's K ({ka}{}) and B's K ({kb}{}) differ",
+                if self.transpose_a && !a_vec {
+                    ", A transposed"
+                } else {
+                    ""
+                },
+                if self.transpose_b && !b_vec {
+                    ", B transposed"
+                } else {
+                    ""
+                },
+            )
+        })?;
+        let batch = (0..rank - 2)
+            .map(|i| {
+                a[i].broadcast(b[i]).ok_or_else(|| {
+                    format!(
+                        "the batch dims {} of A and {} of B (axis {i} of rank {rank}) do not broadcast",
+                        a[i], b[i]
+                    )
+                })
+            })
+            .collect::<Result<Vec<D>, String>>()?;
+        let (m, n) = (a[rank - 2], b[rank - 1]);
+        let mut out = batch.clone();
+        if !a_vec {
+            out.push(m);
+        }
+        if !b_vec {
+            out.push(n);
+        }
+        Ok(Geometry {
+            a,
+            b,
+            batch,
+            m,
+            k,
+            n,
+            out,
+            a_vec,
+            b_vec,
+        })
+    }
+}
+
+impl Op for MatMul {
+    fn def(&self) -> Option<&'static OpDef> {
+        Some(&DEF)
+    }
+
+    fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
+        cx.require(0..2, TypeSet::NUMERIC)?;
+        let (a, b) = (cx.input(0), cx.input(1));
+        if a.element_type != b.element_type {
+            return cx.invalid(
+                1,
+                format!(
+                    "A is {} and B is {}: MatMul's inputs have one type",
+                    a.element_type, b.element_type
+                ),
+            );
+        }
+        let ty = a.element_type;
+        let (Some(da), Some(db)) = (a.shape.dims(), b.shape.dims()) else {
+            return Some(vec![TensorType::new(ty, PartialShape::dynamic_rank())]);
+        };
+        match self.geometry(da, db) {
+            Ok(g) => Some(vec![TensorType::new(ty, PartialShape::new(g.out))]),
+            Err(reason) => cx.invalid(1, reason),
+        }
+    }
+
+    fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
+        let (va, vb) = (cx.value(0), cx.value(1));
+        let ty = va.element_type();
+        if vb.element_type() != ty {
+            return Err(EvalError::Types(ty, vb.element_type()));
+        }
+        let g = self
+            .geometry(va.shape(), vb.shape())
+            .map_err(EvalError::Invalid)?;
+        let batches = g.batch.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        let count = batches
+            .and_then(|n| n.checked_mul(g.m))
+            .and_then(|n| n.checked_mul(g.n))
+            .ok_or_else(|| EvalError::Invalid(format!("the output {:?} is too large", g.out)))?;
+        cx.reserve(ty, count)?;
+        let plan = Plan::new(&g, self);
+        let unsupported = || EvalError::UnsupportedType {
+            op: "MatMul".into(),
+            ty,
+        };
+        crate::dispatch!(numeric: ty, T => {
+            let a = value_data::<T>(va).ok_or_else(unsupported)?;
+            let b = value_data::<T>(vb).ok_or_else(unsupported)?;
+            let out = plan.run(cx, &a, &b)?;
+            ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&g.out), out)
+                .map(|a| vec![T::wrap(a)])
+                .map_err(|_| EvalError::Internal("MatMul's output shape"))
+        }, _ => Err(unsupported()))
+    }
+}
+
+/// Where each output matrix's operands lie, and how the inputs are laid out.
+struct Plan {
+    m: usize,
+    k: usize,
+    n: usize,
+    /// Element offsets of A's and B's matrix for each output matrix, in output order.
+    offsets: Vec<(usize, usize)>,
+    /// Row and column strides of A (`M × K`) and B (`K × N`) as stored.
+    a_strides: (usize, usize),
+    b_strides: (usize, usize),
+    /// The element counts the inputs must have.
+    a_len: usize,
+    b_len: usize,
+}
+
+impl Plan {
+    fn new(g: &Geometry<usize>, op: &MatMul) -> Plan {
+        let (m, k, n) = (g.m, g.k, g.n);
+        // A 1-D input is one row (column) and is never transposed.
+        let a_strides = if op.transpose_a && !g.a_vec {
+            (1, m)
+        } else {
+            (k, 1)
+        };
+        let b_strides = if op.transpose_b && !g.b_vec {
+            (1, k)
+        } else {
+            (n, 1)
+        };
+        let rank = g.a.len();
+        let offsets = batch_offsets(&g.batch, &g.a[..rank - 2], &g.b[..rank - 2])
+            .into_iter()
+            .map(|(a, b)| (a * m * k, b * k * n))
+            .collect();
+        Plan {
+            m,
+            k,
+            n,
+            offsets,
+            a_strides,
+            b_strides,
+            a_len: g.a.iter().product(),
+            b_len: g.b.iter().product(),
+        }
+    }
+
+    /// The output's elements, row-major.
+    fn run<T: Multiply>(&self, cx: &EvalCx<'_>, a: &[T], b: &[T]) -> Result<Vec<T>, EvalError> {
+        // The kernels index the inputs by the plan: they must hold what the shapes say.
+        if a.len() != self.a_len || b.len() != self.b_len {
+            return Err(EvalError::Internal(
+                "MatMul's inputs do not hold their shapes",
+            ));
+        }
+        let count = self.offsets.len() * self.m * self.n;
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        T::product(cx, self, a, b)
+    }
+
+    /// The parts the output is computed in (in parallel): whole matrices when there are enough
+    /// for the threads, else each matrix split along its longer side.
+    fn parts(&self) -> Vec<Part> {
+        let threads = rayon::current_num_threads().max(1);
+        let (m, n) = (self.m, self.n);
+        let batches = self.offsets.len();
+        let work = m.saturating_mul(n).saturating_mul(self.k.max(1));
+        let split = if batches >= threads || work < 1 << 18 {
+            1
+        } else {
+            threads.div_ceil(batches)
+        };
+        let (along_n, side) = if n >= m { (true, n) } else { (false, m) };
+        // Parts of a multiple of 16 (the wider kernels' tile), at least one.
+        let step = side.div_ceil(split).div_ceil(16) * 16;
+        let mut parts = Vec::new();
+        for batch in 0..batches {
+            let mut at = 0;
+            while at < side {
+                let end = (at + step.max(1)).min(side);
+                let (rows, cols) = if along_n {
+                    (0..m, at..end)
+                } else {
+                    (at..end, 0..n)
+                };
+                parts.push(Part { batch, rows, cols });
+                at = end;
+            }
+        }
+        parts
+    }
+}
+
+/// One piece of the output: some rows and columns of one output matrix.
+#[derive(Clone, Debug)]
+struct Part {
+    batch: usize,
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
+}
+
+/// For each output batch index (row-major over `batch`), the matrix index in A and in B.
+fn batch_offsets(batch: &[usize], a: &[usize], b: &[usize]) -> Vec<(usize, usize)> {
+    // Strides in matrices, 0 where a dim of 1 is broadcast.
+    let strides = |dims: &[usize]| {
+        let mut s = vec![0; dims.len()];
+        let mut step = 1;
+        for i in (0..dims.len()).rev() {
+            s[i] = if dims[i] == 1 { 0 } else { step };
+            step *= dims[i];
+        }
+        s
+    };
+    let (sa, sb) = (strides(a), strides(b));
+    let total: usize = batch.iter().product();
+    let mut out = Vec::with_capacity(total);
+    let mut index = vec![0; batch.len()];
+    for _ in 0..total {
+        let dot = |s: &[usize]| index.iter().zip(s).map(|(i, s)| i * s).sum::<usize>();
+        out.push((dot(&sa), dot(&sb)));
+        for d in (0..batch.len()).rev() {
+            index[d] += 1;
+            if index[d] < batch[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    out
+}
+
+/// A pointer to the output that parts write through, each to its own elements.
+#[derive(Clone, Copy)]
+struct Shared<T>(*mut T);
+// SAFETY: the parts write disjoint elements of one buffer that outlives them.
+unsafe impl<T: Send> Send for Shared<T> {}
+unsafe impl<T: Send> Sync for Shared<T> {}
+
+impl<T> Shared<T> {
+    /// The pointer (a method, so that closures capture the `Send` wrapper, not its field).
+    fn get(self) -> *mut T {
+        self.0
+    }
+}
+
+/// An element type MatMul computes on.
+trait Multiply: Element {
+    fn product(
+        cx: &EvalCx<'_>,
+        plan: &Plan,
+        a: &[Self],
+        b: &[Self],
+    ) -> Result<Vec<Self>, EvalError>;
+}
+
+/// The two float types of the GEMM crate.
+trait Gemm: Element + num_zero::Zero {
+    /// # Safety
+    /// As [`matrixmultiply::sgemm`]: every element addressed by the dims and strides lies in
+    /// its buffer, and `c`'s are written by no one else.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: *const Self,
+        a_strides: (usize, usize),
+        b: *const Self,
+        b_strides: (usize, usize),
+        c: *mut Self,
+        rsc: usize,
+    );
+}
+
+mod num_zero {
+    pub trait Zero: Copy {
+        const ZERO: Self;
+    }
+    impl Zero for f32 {
+        const ZERO: f32 = 0.0;
+    }
+    impl Zero for f64 {
+        const ZERO: f64 = 0.0;
+    }
+}
+
+macro_rules! gemm_impl {
+    ($t:ty, $f:path) => {
+        impl Gemm for $t {
+            unsafe fn gemm(
+                m: usize,
+                k: usize,
+                n: usize,
+                a: *const $t,
+                (rsa, csa): (usize, usize),
+                b: *const $t,
+                (rsb, csb): (usize, usize),
+                c: *mut $t,
+                rsc: usize,
+            ) {
+                // SAFETY: the caller's. Strides fit isize: they are at most an input's length.
+                unsafe {
+                    $f(
+                        m,
+                        k,
+                        n,
+                        1.0,
+                        a,
+                        rsa as isize,
+                        csa as isize,
+                        b,
+                        rsb as isize,
+                        csb as isize,
+                        0.0,
+                        c,
+                        rsc as isize,
+                        1,
+                    )
+                }
+            }
+        }
+
+        impl Multiply for $t {
+            fn product(
+                _cx: &EvalCx<'_>,
+                plan: &Plan,
+                a: &[$t],
+                b: &[$t],
+            ) -> Result<Vec<$t>, EvalError> {
+                Ok(float_product(plan, a, b))
+            }
+        }
+    };
+}
+gemm_impl!(f32, matrixmultiply::sgemm);
+gemm_impl!(f64, matrixmultiply::dgemm);
+
+/// The product through the GEMM crate, its parts in parallel.
+fn float_product<T: Gemm>(plan: &Plan, a: &[T], b: &[T]) -> Vec<T> {
+    let (m, k, n) = (plan.m, plan.k, plan.n);
+    let mut out = vec![T::ZERO; plan.offsets.len() * m * n];
+    if k == 0 {
+        // An empty sum.
+        return out;
+    }
+    let c = Shared(out.as_mut_ptr());
+    let (rsa, csa) = plan.a_strides;
+    let (rsb, csb) = plan.b_strides;
+    plan.parts().into_par_iter().for_each(|p| {
+        let (ao, bo) = plan.offsets[p.batch];
+        // SAFETY: `run` checked that A and B hold every matrix the offsets address; the part's
+        // rows and columns lie in their matrices, and no two parts share an output element.
+        unsafe {
+            T::gemm(
+                p.rows.len(),
+                k,
+                p.cols.len(),
+                a.as_ptr().add(ao + p.rows.start * rsa),
+                (rsa, csa),
+                b.as_ptr().add(bo + p.cols.start * csb),
+                (rsb, csb),
+                c.get()
+                    .add(p.batch * m * n + p.rows.start * n + p.cols.start),
+                n,
+            )
+        }
+    });
+    out
+}
+
+macro_rules! widened {
+    ($($t:ty)*) => {$(
+        impl Multiply for $t {
+            fn product(
+                cx: &EvalCx<'_>,
+                plan: &Plan,
+                a: &[$t],
+                b: &[$t],
+            ) -> Result<Vec<$t>, EvalError> {
+                use half::slice::HalfFloatSliceExt;
+                let count = plan.offsets.len() * plan.m * plan.n;
+                let copies = (a.len() as u64 + b.len() as u64 + count as u64) * 4;
+                cx.reserve_bytes("f32 copies of the inputs", copies)?;
+                let widen = |x: &[$t]| {
+                    let mut w = vec![0f32; x.len()];
+                    x.convert_to_f32_slice(&mut w);
+                    w
+                };
+                let wide = float_product(plan, &widen(a), &widen(b));
+                let mut out = vec![<$t>::ZERO; count];
+                out.convert_from_f32_slice(&wide);
+                Ok(out)
+            }
+        }
+    )*};
+}
+widened!(half::f16 half::bf16);
+
+macro_rules! exact {
+    ($($t:ty)*) => {$(
+        impl Multiply for $t {
+            fn product(
+                cx: &EvalCx<'_>,
+                plan: &Plan,
+                a: &[$t],
+                b: &[$t],
+            ) -> Result<Vec<$t>, EvalError> {
+                int_product(cx, plan, a, b)
+            }
+        }
+    )*};
+}
+exact!(i8 i16 i32 i64 u8 u16 u32 u64);
+
+/// The exact product modulo 2^bits: each output row is the sum of B's rows scaled by A's
+/// elements (B's rows read contiguously; a transposed B is copied untransposed first).
+fn int_product<T: Int + Element>(
+    cx: &EvalCx<'_>,
+    plan: &Plan,
+    a: &[T],
+    b: &[T],
+) -> Result<Vec<T>, EvalError> {
+    let (m, k, n) = (plan.m, plan.k, plan.n);
+    let b: Cow<'_, [T]> = if plan.b_strides == (n, 1) {
+        Cow::Borrowed(b)
+    } else {
+        cx.reserve_bytes("an untransposed copy of B", (b.len() * T::SIZE) as u64)?;
+        let mut rows = vec![T::ZERO; b.len()];
+        for (mat, dst) in b.chunks_exact(k * n).zip(rows.chunks_exact_mut(k * n)) {
+            for p in 0..k {
+                for j in 0..n {
+                    dst[p * n + j] = mat[j * k + p];
+                }
+            }
+        }
+        Cow::Owned(rows)
+    };
+    let mut out = vec![T::ZERO; plan.offsets.len() * m * n];
+    let (rsa, csa) = plan.a_strides;
+    out.par_chunks_mut(n).enumerate().for_each(|(row, c)| {
+        let (batch, i) = (row / m, row % m);
+        let (ao, bo) = plan.offsets[batch];
+        for p in 0..k {
+            let x = a[ao + i * rsa + p * csa];
+            let brow = &b[bo + p * n..bo + (p + 1) * n];
+            for (c, &y) in c.iter_mut().zip(brow) {
+                *c = c.wrapping_add(x.wrapping_mul(y));
+            }
+        }
+    });
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use half::{bf16, f16};
+
+    use super::*;
+    use crate::dtype::ElementType;
+    use crate::ops::context::{eval_for_test, inferred_shape_for_test, tensor_for_test};
+
+    fn op(ta: bool, tb: bool) -> MatMul {
+        MatMul {
+            transpose_a: ta,
+            transpose_b: tb,
+        }
+    }
+
+    fn infer(ta: bool, tb: bool, a: &str, b: &str) -> Result<String, String> {
+        let ty = |s: &str| TensorType::new(ElementType::F32, PartialShape::parse(s).unwrap());
+        inferred_shape_for_test(&op(ta, tb), &[&ty(a), &ty(b)])
+    }
+
+    #[test]
+    fn infer_table() {
+        let ok = [
+            (false, false, "[2,3]", "[3,4]", "[2,4]"),
+            (false, false, "[3]", "[3]", "[]"),
+            (false, false, "[3]", "[3,4]", "[4]"),
+            (false, false, "[2,3]", "[3]", "[2]"),
+            (true, true, "[3]", "[3]", "[]"),
+            (true, false, "[3]", "[5,3,4]", "[5,4]"),
+            (false, true, "[5,2,3]", "[3]", "[5,2]"),
+            (false, false, "[5,2,3]", "[3,4]", "[5,2,4]"),
+            (false, false, "[1,2,3]", "[5,3,4]", "[5,2,4]"),
+            (false, false, "[2,1,2,3]", "[5,3,4]", "[2,5,2,4]"),
+            (true, false, "[3,2]", "[3,4]", "[2,4]"),
+            (false, true, "[2,3]", "[4,3]", "[2,4]"),
+            (true, true, "[7,3,2]", "[7,4,3]", "[7,2,4]"),
+            (false, false, "[?,3]", "[3,1..5]", "[?,1..5]"),
+            (false, false, "[2,?]", "[3,4]", "[2,4]"),
+            (false, false, "[2,2..6]", "[4..9,4]", "[2,4]"),
+            (false, false, "[?,2,3]", "[4,3,4]", "[4,2,4]"),
+            (false, false, "...", "[3,4]", "[...]"),
+            (false, false, "[2,0]", "[0,4]", "[2,4]"),
+        ];
+        for (ta, tb, a, b, out) in ok {
+            assert_eq!(
+                infer(ta, tb, a, b).as_deref(),
+                Ok(out),
+                "{a} × {b} ({ta}, {tb})"
+            );
+        }
+        let bad = [
+            (false, false, "[]", "[3,4]", "not a scalar"),
+            (
+                false,
+                false,
+                "[2,3]",
+                "[4,5]",
+                "A's K (3) and B's K (4) differ",
+            ),
+            (true, false, "[2,3]", "[3,5]", "A's K (2, A transposed)"),
+            (false, false, "[2,2..3]", "[4..9,4]", "differ"),
+            (
+                false,
+                false,
+                "[2,2,3]",
+                "[3,3,4]",
+                "the batch dims 2 of A and 3 of B",
+            ),
+        ];
+        for (ta, tb, a, b, why) in bad {
+            let err = infer(ta, tb, a, b).unwrap_err();
+            assert!(err.contains(why), "{a} × {b}: {err}");
+        }
+    }
+
+    /// A float64 reference product of `a` (`[batch…, M, K]` or transposed) and `b`, by the
+    /// definition.
+    fn reference(g: &Geometry<usize>, plan: &Plan, a: &[f64], b: &[f64]) -> Vec<f64> {
+        let (m, k, n) = (g.m, g.k, g.n);
+        let mut out = Vec::new();
+        for &(ao, bo) in &plan.offsets {
+            for i in 0..m {
+                for j in 0..n {
+                    let mut s = 0.0;
+                    for p in 0..k {
+                        s += a[ao + i * plan.a_strides.0 + p * plan.a_strides.1]
+                            * b[bo + p * plan.b_strides.0 + j * plan.b_strides.1];
+                    }
+                    out.push(s);
+                }
+            }
+        }
+        out
+    }
+
+    /// Small pseudo-random integers in -8..8 (exact in every type's product sums here).
+    fn values(n: usize, seed: u64) -> Vec<i64> {
+        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s % 16) as i64 - 8
+            })
+            .collect()
+    }
+
+    const CASES: &[(&[usize], &[usize], bool, bool)] = &[
+        (&[2, 3], &[3, 4], false, false),
+        (&[3], &[3], false, false),
+        (&[3], &[2, 3, 4], true, false),
+        (&[2, 3, 5], &[5], false, true),
+        (&[3, 2], &[3, 4], true, false),
+        (&[2, 3], &[4, 3], false, true),
+        (&[2, 1, 3, 5], &[4, 3, 7], true, false),
+        (&[1, 5, 3], &[2, 7, 5], true, true),
+        (&[33, 17], &[17, 40], false, false),
+        (&[2, 0], &[0, 3], false, false),
+        (&[0, 2, 3], &[3, 4], false, false),
+    ];
+
+    #[test]
+    fn every_type_matches_the_definition() {
+        for &(sa, sb, ta, tb) in CASES {
+            let o = op(ta, tb);
+            let g = o.geometry(sa, sb).unwrap();
+            let plan = Plan::new(&g, &o);
+            let (na, nb) = (sa.iter().product(), sb.iter().product());
+            let (a, b) = (values(na, 1), values(nb, 2));
+            let f = |v: &[i64]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
+            let want = reference(&g, &plan, &f(&a), &f(&b));
+            macro_rules! check {
+                ($($t:ty),*) => {$(
+                    let conv = |v: &[i64]| v.iter().map(|&x| <$t as crate::num::Cast>::from_num(crate::num::Num::Int(x as i128))).collect::<Vec<$t>>();
+                    let got = eval_for_test(
+                        &o,
+                        &[tensor_for_test(sa, conv(&a)), tensor_for_test(sb, conv(&b))],
+                        u64::MAX,
+                    )
+                    .unwrap();
+                    assert_eq!(got.shape(), &g.out[..], "{sa:?} × {sb:?}");
+                    let got: Vec<f64> = <$t>::view(&got)
+                        .unwrap()
+                        .iter()
+                        .map(|x| match crate::num::Cast::to_num(*x) {
+                            crate::num::Num::Float(f) => f,
+                            crate::num::Num::Int(i) => i as f64,
+                        })
+                        .collect();
+                    // The exact sum, rounded once to a float type or wrapped to an integer.
+                    let expect: Vec<f64> = want
+                        .iter()
+                        .map(|&x| {
+                            let v = if <$t as Element>::TYPE.is_float() {
+                                <$t as crate::num::Cast>::from_num(crate::num::Num::Float(x))
+                            } else {
+                                <$t as crate::num::Cast>::from_num(crate::num::Num::Int(x as i128))
+                            };
+                            match crate::num::Cast::to_num(v) {
+                                crate::num::Num::Float(f) => f,
+                                crate::num::Num::Int(i) => i as f64,
+                            }
+                        })
+                        .collect();
+                    assert_eq!(got, expect, "{} {sa:?} × {sb:?} ({ta}, {tb})", stringify!($t));
+                )*};
+            }
+            check!(f32, f64, f16, bf16, i8, i16, i32, i64, u8, u16, u32, u64);
+        }
+    }
+
+    #[test]
+    fn integers_wrap() {
+        let a = tensor_for_test(&[1, 2], vec![100i8, 100]);
+        let b = tensor_for_test(&[2, 1], vec![2i8, 1]);
+        let got = eval_for_test(&op(false, false), &[a, b], u64::MAX).unwrap();
+        assert_eq!(
+            i8::view(&got).unwrap().iter().copied().collect::<Vec<_>>(),
+            [44]
+        );
+        let a = tensor_for_test(&[1, 1], vec![i64::MAX]);
+        let b = tensor_for_test(&[1, 1], vec![2i64]);
+        let got = eval_for_test(&op(false, false), &[a, b], u64::MAX).unwrap();
+        assert_eq!(
+            i64::view(&got).unwrap().iter().copied().collect::<Vec<_>>(),
+            [-2]
+        );
+    }
+
+    fn random_f32(n: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    fn run_f32(o: &MatMul, sa: &[usize], sb: &[usize], a: &[f32], b: &[f32]) -> Vec<f32> {
+        let got = eval_for_test(
+            o,
+            &[
+                tensor_for_test(sa, a.to_vec()),
+                tensor_for_test(sb, b.to_vec()),
+            ],
+            u64::MAX,
+        )
+        .unwrap();
+        f32::view(&got).unwrap().iter().copied().collect()
+    }
+
+    #[test]
+    fn the_same_bits_at_any_thread_count() {
+        // One matrix (split along N or M by the thread count) and a batch.
+        for (sa, sb, ta, tb) in [
+            (vec![70, 300], vec![300, 650], false, false),
+            (vec![650, 300], vec![70, 300], false, true),
+            (vec![3, 300, 90], vec![300, 100], true, false),
+        ] {
+            let o = op(ta, tb);
+            let a = random_f32(sa.iter().product(), 3);
+            let b = random_f32(sb.iter().product(), 4);
+            let runs: Vec<Vec<u32>> = [1, 2, 3, 4]
+                .iter()
+                .map(|&t| {
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(t)
+                        .build()
+                        .unwrap();
+                    pool.install(|| run_f32(&o, &sa, &sb, &a, &b))
+                        .iter()
+                        .map(|x| x.to_bits())
+                        .collect()
+                })
+                .collect();
+            for (t, r) in runs.iter().enumerate().skip(1) {
+                assert!(
+                    r == &runs[0],
+                    "{sa:?} × {sb:?}: {} threads differ from 1",
+                    t + 1
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn f32_error_within_the_blocked_bound() {
+        // Each element against a float64 reference, relative to Σ|a·b|: the bound of blocked
+        // summation is (256 + ⌈K/256⌉)·2^-24 (plus the final rounding).
+        for k in [1, 7, 256, 257, 768, 3000] {
+            let (m, n) = (9, 11);
+            let o = op(false, false);
+            let a = random_f32(m * k, k as u64);
+            let b = random_f32(k * n, k as u64 + 1);
+            let got = run_f32(&o, &[m, k], &[k, n], &a, &b);
+            let bound = (256 + k.div_ceil(256) + 1) as f64 * 2f64.powi(-24);
+            let mut worst = 0f64;
+            for i in 0..m {
+                for j in 0..n {
+                    let (mut s, mut abs) = (0f64, 0f64);
+                    for p in 0..k {
+                        let t = a[i * k + p] as f64 * b[p * n + j] as f64;
+                        s += t;
+                        abs += t.abs();
+                    }
+                    let err = (got[i * n + j] as f64 - s).abs() / abs;
+                    worst = worst.max(err / bound);
+                }
+            }
+            assert!(worst <= 1.0, "K = {k}: error {worst} of the bound");
+            // Far below the worst case in practice: a few units of roundoff.
+            assert!(worst * bound < 64.0 * 2f64.powi(-24), "K = {k}");
+        }
+    }
+
+    #[test]
+    fn sizes_are_checked_before_allocating() {
+        let a = tensor_for_test(&[1000, 1], vec![1f32; 1000]);
+        let b = tensor_for_test(&[1, 1000], vec![1f32; 1000]);
+        let err = eval_for_test(&op(false, false), &[a, b], 1 << 20).unwrap_err();
+        assert!(matches!(err, EvalError::Memory(_)), "{err}");
+    }
+
+    #[test]
+    fn mixed_types_are_refused() {
+        let a = tensor_for_test(&[1, 1], vec![1f32]);
+        let b = tensor_for_test(&[1, 1], vec![1f64]);
+        assert!(eval_for_test(&op(false, false), &[a, b], u64::MAX).is_err());
+        let ty = |t| TensorType::new(t, PartialShape::parse("[2,2]").unwrap());
+        let (a, b) = (ty(ElementType::F32), ty(ElementType::F16));
+        assert!(inferred_shape_for_test(&op(false, false), &[&a, &b]).is_err());
+        let c = ty(ElementType::Boolean);
+        assert!(inferred_shape_for_test(&op(false, false), &[&c, &c]).is_err());
+    }
+}
