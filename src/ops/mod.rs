@@ -15,10 +15,18 @@ pub mod constant;
 pub mod context;
 pub mod convert;
 pub mod depth_to_space;
+pub mod einsum;
 pub mod gather;
+pub mod gather_elements;
+pub mod gather_nd;
 pub mod identity;
 pub mod kernel;
 pub mod logic;
+pub mod matmul;
+pub mod mvn;
+pub mod non_zero;
+pub mod normalize_l2;
+pub mod one_hot;
 pub mod opaque;
 pub mod opset_table;
 pub mod packed;
@@ -29,14 +37,18 @@ pub mod range;
 pub mod reduce;
 pub mod reshape;
 pub mod result;
+pub mod scatter;
+pub mod sdpa;
 pub mod select;
 pub mod shape_of;
 pub mod shuffle_channels;
 pub mod slice;
+pub mod softmax;
 pub mod split;
 pub mod squeeze;
 pub mod strided_slice;
 pub mod tile;
+pub mod top_k;
 pub mod transpose;
 pub mod unary;
 
@@ -320,6 +332,29 @@ const OWN: &[&OpDef] = &[
     &shuffle_channels::DEF,
     &pad::PAD_1,
     &pad::PAD_12,
+    &matmul::DEF,
+    &gather_elements::DEF,
+    &gather_nd::GATHER_ND_5,
+    &gather_nd::GATHER_ND_8,
+    &non_zero::DEF,
+    &top_k::TOP_K_1,
+    &top_k::TOP_K_3,
+    &top_k::TOP_K_11,
+    &one_hot::ONE_HOT_1,
+    &one_hot::ONE_HOT_16,
+    &scatter::SCATTER_UPDATE_3,
+    &scatter::SCATTER_ELEMENTS_UPDATE_3,
+    &scatter::SCATTER_ELEMENTS_UPDATE_12,
+    &scatter::SCATTER_ND_UPDATE_4,
+    &scatter::SCATTER_ND_UPDATE_15,
+    &sdpa::DEF,
+    &einsum::DEF,
+    &softmax::SOFTMAX_1,
+    &softmax::SOFTMAX_8,
+    &softmax::LOG_SOFTMAX_5,
+    &mvn::MVN_2,
+    &mvn::MVN_6,
+    &normalize_l2::NORMALIZE_L2_1,
 ];
 
 /// The newest opset OpenVINO has (from the measured table).
