@@ -103,36 +103,150 @@ impl Op for Concat {
     }
 
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
-        let tensors = (0..cx.len())
-            .map(|i| cx.tensor(i))
-            .collect::<Result<Vec<_>, _>>()?;
-        let first = &tensors[0];
-        let ty = first.element_type();
-        let rank = first.shape().len();
+        let shapes: Vec<&[usize]> = (0..cx.len()).map(|i| cx.value(i).shape()).collect();
+        let ty = cx.value(0).element_type();
+        let rank = shapes[0].len();
         let axis = super::normalize_axis(self.axis, rank)
             .ok_or_else(|| EvalError::Invalid(format!("axis {} is out of range", self.axis)))?;
-        let total: usize = tensors.iter().map(|t| t.len()).sum();
+        let fits = shapes.iter().all(|s| {
+            s.len() == rank
+                && s.iter()
+                    .zip(shapes[0])
+                    .enumerate()
+                    .all(|(k, (a, b))| k == axis || a == b)
+        }) && (0..cx.len()).all(|i| cx.value(i).element_type() == ty);
+        if !fits {
+            return Err(EvalError::Invalid(format!(
+                "the inputs {shapes:?} do not concatenate along axis {axis}"
+            )));
+        }
+        let mut out_shape = shapes[0].to_vec();
+        out_shape[axis] = shapes
+            .iter()
+            .try_fold(0usize, |n, s| n.checked_add(s[axis]))
+            .ok_or_else(|| EvalError::Invalid("the output is too large".into()))?;
+        let total = out_shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .ok_or_else(|| EvalError::Invalid("the output is too large".into()))?;
         cx.reserve(ty, total)?;
-        fn go<T: Element>(ts: &[std::sync::Arc<Tensor>], axis: usize) -> Option<Tensor> {
-            let views: Vec<_> = ts.iter().map(|t| T::view(t)).collect::<Option<_>>()?;
-            ndarray::concatenate(ndarray::Axis(axis), &views)
+        let outer: usize = out_shape[..axis].iter().product();
+        // Each input's run of elements per outer index.
+        let runs: Vec<usize> = shapes.iter().map(|s| s[axis..].iter().product()).collect();
+        fn go<T: Element>(
+            cx: &EvalCx<'_>,
+            runs: &[usize],
+            outer: usize,
+            total: usize,
+            shape: &[usize],
+        ) -> Option<Tensor> {
+            let data: Vec<_> = (0..cx.len())
+                .map(|i| crate::ops::kernel::value_data::<T>(cx.value(i)))
+                .collect::<Option<_>>()?;
+            let srcs: Vec<&[T]> = data.iter().map(|d| &d[..]).collect();
+            let out = concatenated(&srcs, runs, outer, total);
+            ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), out)
                 .ok()
                 .map(T::wrap)
         }
-        crate::dispatch!(any: ty, T => go::<T>(&tensors, axis), _ => None)
+        crate::dispatch!(any: ty, T => go::<T>(cx, &runs, outer, total, &out_shape), _ => None)
             .map(|t| vec![t])
-            .ok_or_else(|| {
-                EvalError::Invalid(format!(
-                    "the inputs {:?} do not concatenate along axis {axis}",
-                    tensors
-                        .iter()
-                        .map(|t| t.shape().to_vec())
-                        .collect::<Vec<_>>()
-                ))
-            })
+            .ok_or(EvalError::Internal("Concat's inputs"))
     }
 
     fn moves(&self, _: usize) -> bool {
         true
+    }
+}
+
+/// The inputs `srcs` (each `outer` runs of `runs[i]` elements) interleaved run by run: `total`
+/// elements, copied in parallel pieces (plain copies: the same result at any thread count).
+fn concatenated<T: Copy + Send + Sync>(
+    srcs: &[&[T]],
+    runs: &[usize],
+    outer: usize,
+    total: usize,
+) -> Vec<T> {
+    use rayon::prelude::*;
+    /// Elements per parallel piece.
+    const PIECE: usize = 1 << 16;
+    let row: usize = runs.iter().sum();
+    let mut out: Vec<T> = Vec::with_capacity(total);
+    if row == 0 || outer == 0 {
+        return out;
+    }
+    // Where each input's run starts within an output row.
+    let starts: Vec<usize> = runs
+        .iter()
+        .scan(0, |at, &n| {
+            let s = *at;
+            *at += n;
+            Some(s)
+        })
+        .collect();
+    out.spare_capacity_mut()[..total]
+        .par_chunks_mut(PIECE)
+        .enumerate()
+        .for_each(|(piece, dst)| {
+            let first = piece * PIECE;
+            let mut done = 0;
+            while done < dst.len() {
+                let pos = first + done;
+                let (o, within) = (pos / row, pos % row);
+                // The input whose run holds `within` (the last that starts at or before it and
+                // is not empty).
+                let i = (0..runs.len())
+                    .rev()
+                    .find(|&i| starts[i] <= within && runs[i] > 0)
+                    .unwrap_or(0);
+                let skip = within - starts[i];
+                let len = (runs[i] - skip).min(dst.len() - done);
+                let src = &srcs[i][o * runs[i] + skip..o * runs[i] + skip + len];
+                for (d, s) in dst[done..done + len].iter_mut().zip(src) {
+                    d.write(*s);
+                }
+                done += len;
+            }
+        });
+    // SAFETY: every one of the `total` elements was written above (the pieces cover the
+    // output, and each output row is the inputs' runs, which fill it).
+    unsafe { out.set_len(total) };
+    out
+}
+
+#[cfg(test)]
+mod piece_tests {
+    use super::concatenated;
+
+    #[test]
+    fn pieces_cover_every_layout() {
+        // Runs of several inputs (some empty), across piece boundaries, for many row counts.
+        for (runs, outer) in [
+            (vec![3usize, 0, 5], 7usize),
+            (vec![70_000, 1], 3),
+            (vec![1, 1, 1], 100_000),
+            (vec![200_000], 1),
+            (vec![0, 0], 5),
+        ] {
+            let srcs: Vec<Vec<u32>> = runs
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| {
+                    (0..n * outer)
+                        .map(|k| (i as u32) << 24 | k as u32)
+                        .collect()
+                })
+                .collect();
+            let refs: Vec<&[u32]> = srcs.iter().map(|v| &v[..]).collect();
+            let total = runs.iter().sum::<usize>() * outer;
+            let got = concatenated(&refs, &runs, outer, total);
+            let mut want = Vec::new();
+            for o in 0..outer {
+                for (s, &n) in srcs.iter().zip(&runs) {
+                    want.extend_from_slice(&s[o * n..(o + 1) * n]);
+                }
+            }
+            assert!(got == want, "runs {runs:?} × {outer}");
+        }
     }
 }

@@ -159,7 +159,8 @@ impl Op for Gather {
     }
 
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
-        let data = cx.tensor(0)?;
+        // The data is read where it lies (a Const's table is not copied).
+        let data = cx.value(0);
         let indices = cx.ints(1)?;
         let axis = match cx.ints(2)?.as_slice() {
             &[a] => a,
@@ -209,12 +210,12 @@ impl Op for Gather {
             })?;
         cx.reserve(data.element_type(), total)?;
         fn go<T: Element + Default>(
-            data: &Tensor,
+            data: &crate::tensor::Value<'_>,
             picks: &[Option<usize>],
             (batch, outer, n, inner, per_batch): (usize, usize, usize, usize, usize),
             out_shape: &[usize],
         ) -> Option<Tensor> {
-            let v = crate::ops::kernel::contiguous::<T>(data)?;
+            let v = crate::ops::kernel::value_data::<T>(data)?;
             let mut out = Vec::with_capacity(out_shape.iter().product());
             for bt in 0..batch {
                 for o in 0..outer {
@@ -234,7 +235,7 @@ impl Op for Gather {
                 .map(T::wrap)
         }
         let dims = (batch, outer, n, inner, per_batch);
-        crate::dispatch!(any: data.element_type(), T => go::<T>(&data, &picks, dims, &out_shape), _ => None)
+        crate::dispatch!(any: data.element_type(), T => go::<T>(data, &picks, dims, &out_shape), _ => None)
             .map(|t| vec![t])
             .ok_or(EvalError::Internal("Gather's output size"))
     }
