@@ -66,15 +66,19 @@
 //! when their values are known too, they are checked as above.
 //!
 //! Execution: the groups' layout decides the loops (`Layout`): groups that are contiguous
-//! rows are computed row by row, in parallel over rows; groups that are columns (the axes one
-//! run of dims followed by kept dims, e.g. over the channels of NCHW) 16 columns at a time,
-//! vectorised across the columns, in parallel over those strips; any other set of axes
-//! through a copy of the data with the reduced axes last (within the memory budget). Speed,
-//! measured on a copy of the row loops compiled alone (AMD EPYC Zen 4, one thread): 2^24 f32
-//! in rows of 64 to 4096 take 9–10 ms with AVX-512 or AVX2 (three reads of each row and one
-//! write: bound by memory).
+//! rows are computed row by row, in parallel over parts of at least 16K elements; groups that
+//! are columns (the axes one run of dims followed by kept dims, e.g. over the channels of NCHW)
+//! 16 columns at a time, vectorised across the columns, in parallel over those strips; any
+//! other set of axes through a copy of the data with the reduced axes last (within the memory
+//! budget). f32 rows have their own kernel (`RowsF32`), written over the 16-lane blocks of
+//! [`blocks`] on the widest vector unit, with the operations of the general row loop in the
+//! same order (so the same bits in every layout: tested), and an output that is not
+//! zero-filled first; the other types and layouts are auto-vectorised. Speed (AMD EPYC Zen 4,
+//! 2 cores, AVX-512, `benches/compare.py`): `[8,128,768]` over the last axis 0.161 ms at 1
+//! thread and 0.084 at 2 (OpenVINO 0.231 and 0.230); before the f32 kernel, 0.41 and 0.33.
 
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 
 use half::{bf16, f16};
 use rayon::prelude::*;
@@ -158,7 +162,6 @@ pub(crate) const W: usize = 16;
 #[inline(always)]
 pub(crate) fn tree_sum<S: Copy>(
     n: usize,
-    zero: S,
     mut leaf: impl FnMut(usize, usize) -> S,
     add: impl Fn(S, S) -> S,
 ) -> S {
@@ -166,26 +169,32 @@ pub(crate) fn tree_sum<S: Copy>(
         return leaf(0, n);
     }
     // The pending sums, earliest first, with the number of leaves each holds as a power of
-    // two: at most one per bit of the leaf count.
-    let mut stack = [(0u32, zero); 64];
+    // two: at most one per bit of the leaf count. Left uninitialised (filling it cost a tenth
+    // of MVN's time on rows of 768): entries `0..top` are written before they are read.
+    let mut sums = [const { std::mem::MaybeUninit::<S>::uninit() }; 64];
+    let mut levels = [0u32; 64];
     let mut top = 0;
     let mut at = 0;
     while at < n {
         let len = (n - at).min(LEAF);
         let mut s = leaf(at, len);
         let mut level = 0;
-        while top > 0 && stack[top - 1].0 == level {
+        while top > 0 && levels[top - 1] == level {
             top -= 1;
-            s = add(stack[top].1, s);
+            // SAFETY: entries below `top` were written.
+            s = add(unsafe { sums[top].assume_init() }, s);
             level += 1;
         }
-        stack[top] = (level, s);
+        sums[top].write(s);
+        levels[top] = level;
         top += 1;
         at += len;
     }
-    let mut s = stack[top - 1].1;
+    // SAFETY: as above (`top ≥ 1`: there was at least one leaf).
+    let mut s = unsafe { sums[top - 1].assume_init() };
     for k in (0..top - 1).rev() {
-        s = add(stack[k].1, s);
+        // SAFETY: as above.
+        s = add(unsafe { sums[k].assume_init() }, s);
     }
     s
 }
@@ -230,7 +239,6 @@ pub(crate) type ColLanes = [[f64; W]; LANES];
 pub(crate) fn col_tree(n: usize, mut leaf: impl FnMut(usize, usize, &mut ColLanes)) -> [f64; W] {
     tree_sum(
         n,
-        [0.0; W],
         #[inline(always)]
         |at, len| {
             let mut acc = [[0.0f64; W]; LANES];
@@ -256,6 +264,625 @@ pub(crate) fn col_tree(n: usize, mut leaf: impl FnMut(usize, usize, &mut ColLane
             s
         },
     )
+}
+
+/// Blocks of 16 lanes on each vector unit, for the f32 kernels of the normalisations (MVN's
+/// rows here, Softmax's in `softmax.rs`), written once over [`Unit`](blocks::Unit).
+///
+/// The compiler's own vectorisation of these loops was unreliable (the f64 sums came out two
+/// lanes wide, a lookup in a block as a gather), so the kernels are written with explicit
+/// vectors: a block is one `__m512` (and two `__m512d` in f64) on AVX-512, two `__m256` (four
+/// `__m256d`) on AVX2, and arrays of 16 on the baseline. Lane `i` of a block is element `i`,
+/// so a block's f64 lanes are the 16 accumulators of the summation order above as they are.
+///
+/// Determinism: every operation is an IEEE operation with one defined result, or a bit move,
+/// done lane by lane; the baseline uses the same operations one lane at a time (`mul_add` is
+/// the correctly rounded fused step there too, a library call), so every unit gives the same
+/// bits. Tests run the kernels on each unit the CPU has and compare.
+pub(crate) mod blocks {
+    /// A vector unit's blocks of 16 lanes: `F` holds 16 f32, `D` 16 f64, `M` 16 flags.
+    pub(crate) trait Unit: Copy {
+        type F: Copy;
+        type D: Copy;
+        type M: Copy;
+        /// 16 values from `p`.
+        ///
+        /// # Safety
+        /// `p` must be readable for 16 f32.
+        unsafe fn load(p: *const f32) -> Self::F;
+        /// The lanes to `p`.
+        ///
+        /// # Safety
+        /// `p` must be writable for 16 f32.
+        unsafe fn store(p: *mut f32, v: Self::F);
+        fn splat(v: f32) -> Self::F;
+        fn add(a: Self::F, b: Self::F) -> Self::F;
+        fn sub(a: Self::F, b: Self::F) -> Self::F;
+        fn mul(a: Self::F, b: Self::F) -> Self::F;
+        /// `a · b + c`, rounded once.
+        fn fma(a: Self::F, b: Self::F, c: Self::F) -> Self::F;
+        /// `c − a · b`, rounded once.
+        fn fnma(a: Self::F, b: Self::F, c: Self::F) -> Self::F;
+        /// `b` where `b > a`, else `a` (`maxps` with `b` first).
+        fn larger(a: Self::F, b: Self::F) -> Self::F;
+        /// `b` where `b < a`, else `a` (`minps` with `b` first).
+        fn smaller(a: Self::F, b: Self::F) -> Self::F;
+        /// `a ≥ b` (false where either is NaN).
+        fn ge(a: Self::F, b: Self::F) -> Self::M;
+        /// `a < b` (false where either is NaN).
+        fn lt(a: Self::F, b: Self::F) -> Self::M;
+        /// `a = b` (false where either is NaN).
+        fn eq(a: Self::F, b: Self::F) -> Self::M;
+        /// Where `a` is NaN.
+        fn nan(a: Self::F) -> Self::M;
+        fn and(a: Self::M, b: Self::M) -> Self::M;
+        fn or(a: Self::M, b: Self::M) -> Self::M;
+        /// No flag set.
+        fn none() -> Self::M;
+        /// Whether a flag is set.
+        fn any(m: Self::M) -> bool;
+        /// How many flags are set.
+        fn count(m: Self::M) -> u32;
+        /// `a` where the flag is set, `b` elsewhere.
+        fn select(m: Self::M, a: Self::F, b: Self::F) -> Self::F;
+        /// `2^n` for `k = n + 1.5 · 2^23` (n in −126..=127 in its low bits): the pattern
+        /// shifted into the exponent, plus the pattern of 1.
+        fn pow2(k: Self::F) -> Self::F;
+        fn dsplat(v: f64) -> Self::D;
+        /// The lanes as f64 (exact).
+        fn widen(a: Self::F) -> Self::D;
+        /// The lanes rounded to f32 (to nearest even).
+        fn narrow(a: Self::D) -> Self::F;
+        fn dadd(a: Self::D, b: Self::D) -> Self::D;
+        fn dsub(a: Self::D, b: Self::D) -> Self::D;
+        fn dmul(a: Self::D, b: Self::D) -> Self::D;
+        fn lanes(a: Self::F) -> [f32; 16];
+        fn dlanes(a: Self::D) -> [f64; 16];
+        fn dfrom(a: [f64; 16]) -> Self::D;
+        #[inline(always)]
+        fn from(a: [f32; 16]) -> Self::F {
+            // SAFETY: 16 f32.
+            unsafe { Self::load(a.as_ptr()) }
+        }
+        #[inline(always)]
+        fn dzero() -> Self::D {
+            Self::dsplat(0.0)
+        }
+    }
+
+    /// The baseline: arrays, lane by lane.
+    #[derive(Clone, Copy)]
+    pub(crate) struct Scalar;
+
+    #[inline(always)]
+    fn map<R>(f: impl Fn(usize) -> R) -> [R; 16] {
+        std::array::from_fn(f)
+    }
+
+    impl Unit for Scalar {
+        type F = [f32; 16];
+        type D = [f64; 16];
+        type M = [bool; 16];
+        #[inline(always)]
+        unsafe fn load(p: *const f32) -> [f32; 16] {
+            // SAFETY: the caller's.
+            unsafe { std::ptr::read_unaligned(p as *const [f32; 16]) }
+        }
+        #[inline(always)]
+        unsafe fn store(p: *mut f32, v: [f32; 16]) {
+            // SAFETY: the caller's.
+            unsafe { std::ptr::write_unaligned(p as *mut [f32; 16], v) }
+        }
+        #[inline(always)]
+        fn splat(v: f32) -> [f32; 16] {
+            [v; 16]
+        }
+        #[inline(always)]
+        fn add(a: [f32; 16], b: [f32; 16]) -> [f32; 16] {
+            map(|i| a[i] + b[i])
+        }
+        #[inline(always)]
+        fn sub(a: [f32; 16], b: [f32; 16]) -> [f32; 16] {
+            map(|i| a[i] - b[i])
+        }
+        #[inline(always)]
+        fn mul(a: [f32; 16], b: [f32; 16]) -> [f32; 16] {
+            map(|i| a[i] * b[i])
+        }
+        #[inline(always)]
+        fn fma(a: [f32; 16], b: [f32; 16], c: [f32; 16]) -> [f32; 16] {
+            map(|i| a[i].mul_add(b[i], c[i]))
+        }
+        #[inline(always)]
+        fn fnma(a: [f32; 16], b: [f32; 16], c: [f32; 16]) -> [f32; 16] {
+            map(|i| (-a[i]).mul_add(b[i], c[i]))
+        }
+        #[inline(always)]
+        fn larger(a: [f32; 16], b: [f32; 16]) -> [f32; 16] {
+            map(|i| if b[i] > a[i] { b[i] } else { a[i] })
+        }
+        #[inline(always)]
+        fn smaller(a: [f32; 16], b: [f32; 16]) -> [f32; 16] {
+            map(|i| if b[i] < a[i] { b[i] } else { a[i] })
+        }
+        #[inline(always)]
+        fn ge(a: [f32; 16], b: [f32; 16]) -> [bool; 16] {
+            map(|i| a[i] >= b[i])
+        }
+        #[inline(always)]
+        fn lt(a: [f32; 16], b: [f32; 16]) -> [bool; 16] {
+            map(|i| a[i] < b[i])
+        }
+        #[inline(always)]
+        fn eq(a: [f32; 16], b: [f32; 16]) -> [bool; 16] {
+            map(|i| a[i] == b[i])
+        }
+        #[inline(always)]
+        fn nan(a: [f32; 16]) -> [bool; 16] {
+            map(|i| a[i].is_nan())
+        }
+        #[inline(always)]
+        fn and(a: [bool; 16], b: [bool; 16]) -> [bool; 16] {
+            map(|i| a[i] & b[i])
+        }
+        #[inline(always)]
+        fn or(a: [bool; 16], b: [bool; 16]) -> [bool; 16] {
+            map(|i| a[i] | b[i])
+        }
+        #[inline(always)]
+        fn none() -> [bool; 16] {
+            [false; 16]
+        }
+        #[inline(always)]
+        fn any(m: [bool; 16]) -> bool {
+            m.iter().any(|&b| b)
+        }
+        #[inline(always)]
+        fn count(m: [bool; 16]) -> u32 {
+            m.iter().map(|&b| b as u32).sum()
+        }
+        #[inline(always)]
+        fn select(m: [bool; 16], a: [f32; 16], b: [f32; 16]) -> [f32; 16] {
+            map(|i| if m[i] { a[i] } else { b[i] })
+        }
+        #[inline(always)]
+        fn pow2(k: [f32; 16]) -> [f32; 16] {
+            map(|i| f32::from_bits((k[i].to_bits() << 23).wrapping_add(1f32.to_bits())))
+        }
+        #[inline(always)]
+        fn dsplat(v: f64) -> [f64; 16] {
+            [v; 16]
+        }
+        #[inline(always)]
+        fn widen(a: [f32; 16]) -> [f64; 16] {
+            map(|i| a[i] as f64)
+        }
+        #[inline(always)]
+        fn narrow(a: [f64; 16]) -> [f32; 16] {
+            map(|i| a[i] as f32)
+        }
+        #[inline(always)]
+        fn dadd(a: [f64; 16], b: [f64; 16]) -> [f64; 16] {
+            map(|i| a[i] + b[i])
+        }
+        #[inline(always)]
+        fn dsub(a: [f64; 16], b: [f64; 16]) -> [f64; 16] {
+            map(|i| a[i] - b[i])
+        }
+        #[inline(always)]
+        fn dmul(a: [f64; 16], b: [f64; 16]) -> [f64; 16] {
+            map(|i| a[i] * b[i])
+        }
+        #[inline(always)]
+        fn lanes(a: [f32; 16]) -> [f32; 16] {
+            a
+        }
+        #[inline(always)]
+        fn dlanes(a: [f64; 16]) -> [f64; 16] {
+            a
+        }
+        #[inline(always)]
+        fn dfrom(a: [f64; 16]) -> [f64; 16] {
+            a
+        }
+    }
+
+    /// AVX-512 and AVX2 (with FMA). Their methods are only called from code compiled for the
+    /// unit (`on_unit` checks the CPU first): each `unsafe` block below relies on that, and
+    /// loads and stores on their callers' guarantees.
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) mod x86 {
+        use super::Unit;
+        use std::arch::x86_64::*;
+
+        #[derive(Clone, Copy)]
+        pub(crate) struct Avx512;
+        #[derive(Clone, Copy)]
+        pub(crate) struct Avx2;
+
+        impl Unit for Avx512 {
+            type F = __m512;
+            type D = [__m512d; 2];
+            type M = __mmask16;
+            #[inline(always)]
+            unsafe fn load(p: *const f32) -> __m512 {
+                unsafe { _mm512_loadu_ps(p) }
+            }
+            #[inline(always)]
+            unsafe fn store(p: *mut f32, v: __m512) {
+                unsafe { _mm512_storeu_ps(p, v) }
+            }
+            #[inline(always)]
+            fn splat(v: f32) -> __m512 {
+                unsafe { _mm512_set1_ps(v) }
+            }
+            #[inline(always)]
+            fn add(a: __m512, b: __m512) -> __m512 {
+                unsafe { _mm512_add_ps(a, b) }
+            }
+            #[inline(always)]
+            fn sub(a: __m512, b: __m512) -> __m512 {
+                unsafe { _mm512_sub_ps(a, b) }
+            }
+            #[inline(always)]
+            fn mul(a: __m512, b: __m512) -> __m512 {
+                unsafe { _mm512_mul_ps(a, b) }
+            }
+            #[inline(always)]
+            fn fma(a: __m512, b: __m512, c: __m512) -> __m512 {
+                unsafe { _mm512_fmadd_ps(a, b, c) }
+            }
+            #[inline(always)]
+            fn fnma(a: __m512, b: __m512, c: __m512) -> __m512 {
+                unsafe { _mm512_fnmadd_ps(a, b, c) }
+            }
+            #[inline(always)]
+            fn larger(a: __m512, b: __m512) -> __m512 {
+                unsafe { _mm512_max_ps(b, a) }
+            }
+            #[inline(always)]
+            fn smaller(a: __m512, b: __m512) -> __m512 {
+                unsafe { _mm512_min_ps(b, a) }
+            }
+            #[inline(always)]
+            fn ge(a: __m512, b: __m512) -> __mmask16 {
+                unsafe { _mm512_cmp_ps_mask::<_CMP_GE_OQ>(a, b) }
+            }
+            #[inline(always)]
+            fn lt(a: __m512, b: __m512) -> __mmask16 {
+                unsafe { _mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b) }
+            }
+            #[inline(always)]
+            fn eq(a: __m512, b: __m512) -> __mmask16 {
+                unsafe { _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(a, b) }
+            }
+            #[inline(always)]
+            fn nan(a: __m512) -> __mmask16 {
+                unsafe { _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a) }
+            }
+            #[inline(always)]
+            fn and(a: __mmask16, b: __mmask16) -> __mmask16 {
+                a & b
+            }
+            #[inline(always)]
+            fn or(a: __mmask16, b: __mmask16) -> __mmask16 {
+                a | b
+            }
+            #[inline(always)]
+            fn none() -> __mmask16 {
+                0
+            }
+            #[inline(always)]
+            fn any(m: __mmask16) -> bool {
+                m != 0
+            }
+            #[inline(always)]
+            fn count(m: __mmask16) -> u32 {
+                m.count_ones()
+            }
+            #[inline(always)]
+            fn select(m: __mmask16, a: __m512, b: __m512) -> __m512 {
+                unsafe { _mm512_mask_blend_ps(m, b, a) }
+            }
+            #[inline(always)]
+            fn pow2(k: __m512) -> __m512 {
+                unsafe {
+                    let v = _mm512_slli_epi32::<23>(_mm512_castps_si512(k));
+                    _mm512_castsi512_ps(_mm512_add_epi32(v, _mm512_set1_epi32(0x3f80_0000)))
+                }
+            }
+            #[inline(always)]
+            fn dsplat(v: f64) -> [__m512d; 2] {
+                unsafe { [_mm512_set1_pd(v); 2] }
+            }
+            #[inline(always)]
+            fn widen(a: __m512) -> [__m512d; 2] {
+                unsafe {
+                    [
+                        _mm512_cvtps_pd(_mm512_castps512_ps256(a)),
+                        _mm512_cvtps_pd(_mm512_extractf32x8_ps::<1>(a)),
+                    ]
+                }
+            }
+            #[inline(always)]
+            fn narrow(a: [__m512d; 2]) -> __m512 {
+                unsafe {
+                    let lo = _mm512_castps256_ps512(_mm512_cvtpd_ps(a[0]));
+                    _mm512_insertf32x8::<1>(lo, _mm512_cvtpd_ps(a[1]))
+                }
+            }
+            #[inline(always)]
+            fn dadd(a: [__m512d; 2], b: [__m512d; 2]) -> [__m512d; 2] {
+                unsafe { [_mm512_add_pd(a[0], b[0]), _mm512_add_pd(a[1], b[1])] }
+            }
+            #[inline(always)]
+            fn dsub(a: [__m512d; 2], b: [__m512d; 2]) -> [__m512d; 2] {
+                unsafe { [_mm512_sub_pd(a[0], b[0]), _mm512_sub_pd(a[1], b[1])] }
+            }
+            #[inline(always)]
+            fn dmul(a: [__m512d; 2], b: [__m512d; 2]) -> [__m512d; 2] {
+                unsafe { [_mm512_mul_pd(a[0], b[0]), _mm512_mul_pd(a[1], b[1])] }
+            }
+            #[inline(always)]
+            fn lanes(a: __m512) -> [f32; 16] {
+                let mut v = [0f32; 16];
+                unsafe { _mm512_storeu_ps(v.as_mut_ptr(), a) };
+                v
+            }
+            #[inline(always)]
+            fn dlanes(a: [__m512d; 2]) -> [f64; 16] {
+                let mut v = [0f64; 16];
+                unsafe {
+                    _mm512_storeu_pd(v.as_mut_ptr(), a[0]);
+                    _mm512_storeu_pd(v.as_mut_ptr().add(8), a[1]);
+                }
+                v
+            }
+            #[inline(always)]
+            fn dfrom(a: [f64; 16]) -> [__m512d; 2] {
+                unsafe {
+                    [
+                        _mm512_loadu_pd(a.as_ptr()),
+                        _mm512_loadu_pd(a.as_ptr().add(8)),
+                    ]
+                }
+            }
+        }
+
+        impl Unit for Avx2 {
+            type F = [__m256; 2];
+            type D = [__m256d; 4];
+            type M = [__m256; 2];
+            #[inline(always)]
+            unsafe fn load(p: *const f32) -> [__m256; 2] {
+                unsafe { [_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8))] }
+            }
+            #[inline(always)]
+            unsafe fn store(p: *mut f32, v: [__m256; 2]) {
+                unsafe {
+                    _mm256_storeu_ps(p, v[0]);
+                    _mm256_storeu_ps(p.add(8), v[1]);
+                }
+            }
+            #[inline(always)]
+            fn splat(v: f32) -> [__m256; 2] {
+                unsafe { [_mm256_set1_ps(v); 2] }
+            }
+            #[inline(always)]
+            fn add(a: [__m256; 2], b: [__m256; 2]) -> [__m256; 2] {
+                unsafe { [_mm256_add_ps(a[0], b[0]), _mm256_add_ps(a[1], b[1])] }
+            }
+            #[inline(always)]
+            fn sub(a: [__m256; 2], b: [__m256; 2]) -> [__m256; 2] {
+                unsafe { [_mm256_sub_ps(a[0], b[0]), _mm256_sub_ps(a[1], b[1])] }
+            }
+            #[inline(always)]
+            fn mul(a: [__m256; 2], b: [__m256; 2]) -> [__m256; 2] {
+                unsafe { [_mm256_mul_ps(a[0], b[0]), _mm256_mul_ps(a[1], b[1])] }
+            }
+            #[inline(always)]
+            fn fma(a: [__m256; 2], b: [__m256; 2], c: [__m256; 2]) -> [__m256; 2] {
+                unsafe {
+                    [
+                        _mm256_fmadd_ps(a[0], b[0], c[0]),
+                        _mm256_fmadd_ps(a[1], b[1], c[1]),
+                    ]
+                }
+            }
+            #[inline(always)]
+            fn fnma(a: [__m256; 2], b: [__m256; 2], c: [__m256; 2]) -> [__m256; 2] {
+                unsafe {
+                    [
+                        _mm256_fnmadd_ps(a[0], b[0], c[0]),
+                        _mm256_fnmadd_ps(a[1], b[1], c[1]),
+                    ]
+                }
+            }
+            #[inline(always)]
+            fn larger(a: [__m256; 2], b: [__m256; 2]) -> [__m256; 2] {
+                unsafe { [_mm256_max_ps(b[0], a[0]), _mm256_max_ps(b[1], a[1])] }
+            }
+            #[inline(always)]
+            fn smaller(a: [__m256; 2], b: [__m256; 2]) -> [__m256; 2] {
+                unsafe { [_mm256_min_ps(b[0], a[0]), _mm256_min_ps(b[1], a[1])] }
+            }
+            #[inline(always)]
+            fn ge(a: [__m256; 2], b: [__m256; 2]) -> [__m256; 2] {
+                unsafe {
+                    [
+                        _mm256_cmp_ps::<_CMP_GE_OQ>(a[0], b[0]),
+                        _mm256_cmp_ps::<_CMP_GE_OQ>(a[1], b[1]),
+                    ]
+                }
+            }
+            #[inline(always)]
+            fn lt(a: [__m256; 2], b: [__m256; 2]) -> [__m256; 2] {
+                unsafe {
+                    [
+                        _mm256_cmp_ps::<_CMP_LT_OQ>(a[0], b[0]),
+                        _mm256_cmp_ps::<_CMP_LT_OQ>(a[1], b[1]),
+                    ]
+                }
+            }
+            #[inline(always)]
+            fn eq(a: [__m256; 2], b: [__m256; 2]) -> [__m256; 2] {
+                unsafe {
+                    [
+                        _mm256_cmp_ps::<_CMP_EQ_OQ>(a[0], b[0]),
+                        _mm256_cmp_ps::<_CMP_EQ_OQ>(a[1], b[1]),
+                    ]
+                }
+            }
+            #[inline(always)]
+            fn nan(a: [__m256; 2]) -> [__m256; 2] {
+                unsafe {
+                    [
+                        _mm256_cmp_ps::<_CMP_UNORD_Q>(a[0], a[0]),
+                        _mm256_cmp_ps::<_CMP_UNORD_Q>(a[1], a[1]),
+                    ]
+                }
+            }
+            #[inline(always)]
+            fn and(a: [__m256; 2], b: [__m256; 2]) -> [__m256; 2] {
+                unsafe { [_mm256_and_ps(a[0], b[0]), _mm256_and_ps(a[1], b[1])] }
+            }
+            #[inline(always)]
+            fn or(a: [__m256; 2], b: [__m256; 2]) -> [__m256; 2] {
+                unsafe { [_mm256_or_ps(a[0], b[0]), _mm256_or_ps(a[1], b[1])] }
+            }
+            #[inline(always)]
+            fn none() -> [__m256; 2] {
+                unsafe { [_mm256_setzero_ps(); 2] }
+            }
+            #[inline(always)]
+            fn any(m: [__m256; 2]) -> bool {
+                unsafe { _mm256_movemask_ps(_mm256_or_ps(m[0], m[1])) != 0 }
+            }
+            #[inline(always)]
+            fn count(m: [__m256; 2]) -> u32 {
+                unsafe {
+                    (_mm256_movemask_ps(m[0]) as u32).count_ones()
+                        + (_mm256_movemask_ps(m[1]) as u32).count_ones()
+                }
+            }
+            #[inline(always)]
+            fn select(m: [__m256; 2], a: [__m256; 2], b: [__m256; 2]) -> [__m256; 2] {
+                unsafe {
+                    [
+                        _mm256_blendv_ps(b[0], a[0], m[0]),
+                        _mm256_blendv_ps(b[1], a[1], m[1]),
+                    ]
+                }
+            }
+            #[inline(always)]
+            fn pow2(k: [__m256; 2]) -> [__m256; 2] {
+                unsafe {
+                    let one = _mm256_set1_epi32(0x3f80_0000);
+                    let f = |v: __m256| {
+                        let v = _mm256_slli_epi32::<23>(_mm256_castps_si256(v));
+                        _mm256_castsi256_ps(_mm256_add_epi32(v, one))
+                    };
+                    [f(k[0]), f(k[1])]
+                }
+            }
+            #[inline(always)]
+            fn dsplat(v: f64) -> [__m256d; 4] {
+                unsafe { [_mm256_set1_pd(v); 4] }
+            }
+            #[inline(always)]
+            fn widen(a: [__m256; 2]) -> [__m256d; 4] {
+                unsafe {
+                    [
+                        _mm256_cvtps_pd(_mm256_castps256_ps128(a[0])),
+                        _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(a[0])),
+                        _mm256_cvtps_pd(_mm256_castps256_ps128(a[1])),
+                        _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(a[1])),
+                    ]
+                }
+            }
+            #[inline(always)]
+            fn narrow(a: [__m256d; 4]) -> [__m256; 2] {
+                unsafe {
+                    let j = |l: __m256d, h: __m256d| {
+                        let lo = _mm256_castps128_ps256(_mm256_cvtpd_ps(l));
+                        _mm256_insertf128_ps::<1>(lo, _mm256_cvtpd_ps(h))
+                    };
+                    [j(a[0], a[1]), j(a[2], a[3])]
+                }
+            }
+            #[inline(always)]
+            fn dadd(a: [__m256d; 4], b: [__m256d; 4]) -> [__m256d; 4] {
+                unsafe { std::array::from_fn(|i| _mm256_add_pd(a[i], b[i])) }
+            }
+            #[inline(always)]
+            fn dsub(a: [__m256d; 4], b: [__m256d; 4]) -> [__m256d; 4] {
+                unsafe { std::array::from_fn(|i| _mm256_sub_pd(a[i], b[i])) }
+            }
+            #[inline(always)]
+            fn dmul(a: [__m256d; 4], b: [__m256d; 4]) -> [__m256d; 4] {
+                unsafe { std::array::from_fn(|i| _mm256_mul_pd(a[i], b[i])) }
+            }
+            #[inline(always)]
+            fn lanes(a: [__m256; 2]) -> [f32; 16] {
+                let mut v = [0f32; 16];
+                unsafe {
+                    _mm256_storeu_ps(v.as_mut_ptr(), a[0]);
+                    _mm256_storeu_ps(v.as_mut_ptr().add(8), a[1]);
+                }
+                v
+            }
+            #[inline(always)]
+            fn dlanes(a: [__m256d; 4]) -> [f64; 16] {
+                let mut v = [0f64; 16];
+                for (k, &q) in a.iter().enumerate() {
+                    unsafe { _mm256_storeu_pd(v.as_mut_ptr().add(4 * k), q) };
+                }
+                v
+            }
+            #[inline(always)]
+            fn dfrom(a: [f64; 16]) -> [__m256d; 4] {
+                unsafe { std::array::from_fn(|k| _mm256_loadu_pd(a.as_ptr().add(4 * k))) }
+            }
+        }
+    }
+
+    /// A computation generic over the unit, run by [`on_unit`].
+    pub(crate) trait Task {
+        type Out;
+        fn run<U: Unit>(self) -> Self::Out;
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
+    pub(crate) unsafe fn on_avx512<T: Task>(t: T) -> T::Out {
+        t.run::<x86::Avx512>()
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(crate) unsafe fn on_avx2<T: Task>(t: T) -> T::Out {
+        t.run::<x86::Avx2>()
+    }
+
+    /// `t` on the widest unit this CPU has (as the crate's other kernels pick it: the
+    /// environment variable `OVIR_SIMD` caps it).
+    #[inline(always)]
+    pub(crate) fn on_unit<T: Task>(t: T) -> T::Out {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use crate::ops::kernel::simd::{Simd, simd};
+            match simd() {
+                // SAFETY: the features were detected.
+                Simd::Avx512 => return unsafe { on_avx512(t) },
+                // SAFETY: as above.
+                Simd::Avx2 => return unsafe { on_avx2(t) },
+                Simd::None => {}
+            }
+        }
+        t.run::<Scalar>()
+    }
 }
 
 /// Where the elements of each group lie in the data (row-major), for a non-empty tensor.
@@ -385,6 +1012,21 @@ impl<'a, O: Copy> Scatter<'a, O> {
         }
     }
 
+    /// An output not yet written: `put` only writes (and `O: Copy` has no drop).
+    pub(crate) fn uninit(out: &'a mut [MaybeUninit<O>]) -> Scatter<'a, O> {
+        Scatter {
+            ptr: out.as_mut_ptr() as *mut O,
+            len: out.len(),
+            _out: PhantomData,
+        }
+    }
+
+    /// Where element `at` lies (not checked; for prefetching, which never faults).
+    #[inline(always)]
+    pub(crate) fn address(&self, at: usize) -> *const O {
+        self.ptr.wrapping_add(at)
+    }
+
     /// Writes `v` to elements `at..at + v.len()` (checked to be in bounds).
     ///
     /// # Safety
@@ -443,6 +1085,78 @@ pub(crate) fn for_rows<T: Sync, O: Send, S>(
     x.par_chunks(rows * n)
         .zip(out.par_chunks_mut(rows * n))
         .for_each_init(&scratch, |s, (xc, oc)| run(xc, oc, s));
+}
+
+/// A kernel over contiguous rows of f32 on a vector unit, for [`rows_f32`].
+pub(crate) trait RowsF32: Sync {
+    /// Every row of `n` elements of `x` into the same places of `out` (as long as `x`), each
+    /// element written. Implementations are `#[inline(always)]`, so that they compile for the
+    /// unit's function.
+    fn rows<U: blocks::Unit>(&self, x: &[f32], out: &mut [MaybeUninit<f32>], n: usize);
+}
+
+/// `kernel` over f32 data `x` (not empty) in rows of `n`: in parallel as [`for_rows`] (parts
+/// of at least `PARALLEL_MIN / 4` elements), each part on the widest vector unit; the output,
+/// of `x`'s shape, is never filled with zeros first.
+pub(crate) fn rows_f32<K: RowsF32>(kernel: &K, x: &Tensor, n: usize) -> Result<Tensor, EvalError> {
+    struct Part<'a, K> {
+        kernel: &'a K,
+        x: &'a [f32],
+        out: &'a mut [MaybeUninit<f32>],
+        n: usize,
+    }
+    impl<K: RowsF32> blocks::Task for Part<'_, K> {
+        type Out = ();
+        #[inline(always)]
+        fn run<U: blocks::Unit>(self) {
+            self.kernel.rows::<U>(self.x, self.out, self.n)
+        }
+    }
+    let data = super::kernel::contiguous::<f32>(x).ok_or(EvalError::Internal("the data's type"))?;
+    let len = data.len();
+    let mut out: Vec<f32> = Vec::with_capacity(len);
+    let spare = &mut out.spare_capacity_mut()[..len];
+    let groups = len / n;
+    let parts = parts(len, rayon::current_num_threads()).min(groups);
+    if parts <= 1 {
+        blocks::on_unit(Part {
+            kernel,
+            x: &data,
+            out: spare,
+            n,
+        });
+    } else {
+        let rows = groups.div_ceil(parts);
+        data.par_chunks(rows * n)
+            .zip(spare.par_chunks_mut(rows * n))
+            .for_each(|(x, out)| blocks::on_unit(Part { kernel, x, out, n }));
+    }
+    // SAFETY: the kernel wrote every element of every row, and the rows cover the data.
+    unsafe { out.set_len(len) };
+    super::kernel::tensor_from(x.shape(), out)
+}
+
+/// One leaf's sum of `term` over the blocks of `x` (f32, widened), in the order of
+/// [`lanes_sum`]: the blocks' lanes are the accumulators; the last elements (fewer than 16)
+/// are added one at a time by `scalar`, which must compute what `term` computes in a lane.
+#[inline(always)]
+pub(crate) fn blocks_sum<U: blocks::Unit>(
+    x: &[f32],
+    term: impl Fn(U::D) -> U::D,
+    scalar: impl Fn(f64) -> f64,
+) -> f64 {
+    let mut acc = U::dzero();
+    let mut chunks = x.chunks_exact(LANES);
+    for c in &mut chunks {
+        // SAFETY: 16 elements.
+        let v = U::widen(unsafe { U::load(c.as_ptr()) });
+        acc = U::dadd(acc, term(v));
+    }
+    let mut a = U::dlanes(acc);
+    for (s, &v) in a.iter_mut().zip(chunks.remainder()) {
+        *s += scalar(v as f64);
+    }
+    fold(a)
 }
 
 /// `col(slab, c0, w, scratch, out, base)` for each strip of `w ≤ W` columns starting at
@@ -786,6 +1500,9 @@ impl Op for Mvn {
             "the output and copies of the data",
             general_copies(&layout, &data),
         )?;
+        if let (ElementType::F32, Layout::Rows { n }) = (ty, &layout) {
+            return rows_f32(self, &data, *n).map(|t| vec![t]);
+        }
         crate::dispatch!(float: ty, T => run_groups::<T, _>(self, &data, &layout).map(|t| vec![t]),
             _ => Err(EvalError::UnsupportedType { op: "MVN".into(), ty }))
     }
@@ -811,13 +1528,63 @@ fn scaled<T: Real>(d: f64, sigma: f64, inv: f64) -> T {
     T::narrow(if T::WIDE { d / sigma } else { d * inv })
 }
 
+/// f32 rows on a vector unit: the same operations in the same order as [`GroupKernel::row`]
+/// (so the same bits as the column and general layouts), with the passes written over blocks.
+impl RowsF32 for Mvn {
+    #[inline(always)]
+    fn rows<U: blocks::Unit>(&self, x: &[f32], out: &mut [MaybeUninit<f32>], n: usize) {
+        for (xr, or) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
+            let sum = tree_sum(
+                n,
+                #[inline(always)]
+                |at, len| blocks_sum::<U>(&xr[at..at + len], |v| v, |v| v),
+                |a, b| a + b,
+            );
+            let mean = sum / n as f64;
+            let (m, mv) = (mean, U::dsplat(mean));
+            let inv = if self.normalize_variance {
+                let squares = tree_sum(
+                    n,
+                    #[inline(always)]
+                    |at, len| {
+                        blocks_sum::<U>(
+                            &xr[at..at + len],
+                            |v| {
+                                let d = U::dsub(v, mv);
+                                U::dmul(d, d)
+                            },
+                            |v| (v - m) * (v - m),
+                        )
+                    },
+                    |a, b| a + b,
+                );
+                Some(self.sigma(squares / n as f64).1)
+            } else {
+                None
+            };
+            let iv = U::dsplat(inv.unwrap_or(1.0));
+            let mut xs = xr.chunks_exact(LANES);
+            let mut os = or.chunks_exact_mut(LANES);
+            for (xb, ob) in (&mut xs).zip(&mut os) {
+                // SAFETY: 16 elements each.
+                let d = U::dsub(U::widen(unsafe { U::load(xb.as_ptr()) }), mv);
+                let y = if inv.is_some() { U::dmul(d, iv) } else { d };
+                unsafe { U::store(ob.as_mut_ptr() as *mut f32, U::narrow(y)) };
+            }
+            for (o, &v) in os.into_remainder().iter_mut().zip(xs.remainder()) {
+                let d = v as f64 - mean;
+                o.write(inv.map_or(d, |r| d * r) as f32);
+            }
+        }
+    }
+}
+
 impl GroupKernel for Mvn {
     #[inline(always)]
     fn row<T: Real>(&self, x: &[T], out: &mut [T]) {
         let n = x.len();
         let sum = tree_sum(
             n,
-            0.0,
             #[inline(always)]
             |at, len| lanes_sum(&x[at..at + len], |v| v.wide()),
             |a, b| a + b,
@@ -831,7 +1598,6 @@ impl GroupKernel for Mvn {
         }
         let squares = tree_sum(
             n,
-            0.0,
             #[inline(always)]
             |at, len| {
                 lanes_sum(&x[at..at + len], |v| {
@@ -933,6 +1699,74 @@ pub(crate) mod tests {
         /// Roughly normal (sum of uniforms), mean 0, deviation 1.
         pub(crate) fn normal(&mut self) -> f64 {
             (0..12).map(|_| self.unit()).sum::<f64>() - 6.0
+        }
+    }
+
+    /// `kernel` over `x` in rows of `n` on every vector unit this CPU has, the baseline
+    /// first (whatever `OVIR_SIMD` says).
+    pub(crate) fn rows_on_every_unit<K: RowsF32>(kernel: &K, x: &[f32], n: usize) -> Vec<Vec<f32>> {
+        use blocks::{Scalar, Task, Unit};
+        struct On<'a, K> {
+            kernel: &'a K,
+            x: &'a [f32],
+            n: usize,
+        }
+        impl<K: RowsF32> Task for On<'_, K> {
+            type Out = Vec<f32>;
+            fn run<U: Unit>(self) -> Vec<f32> {
+                let mut out = vec![MaybeUninit::new(f32::from_bits(0x7fc0_dead)); self.x.len()];
+                self.kernel.rows::<U>(self.x, &mut out, self.n);
+                // SAFETY: initialised above (and every element written by the kernel).
+                out.iter().map(|v| unsafe { v.assume_init() }).collect()
+            }
+        }
+        let on = || On { kernel, x, n };
+        let mut all = vec![on().run::<Scalar>()];
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            if has!("avx2") && has!("fma") {
+                // SAFETY: the features were detected.
+                all.push(unsafe { blocks::on_avx2(on()) });
+            }
+            if has!("avx512f") && has!("avx512vl") && has!("avx512bw") && has!("avx512dq") {
+                // SAFETY: as above.
+                all.push(unsafe { blocks::on_avx512(on()) });
+            }
+        }
+        all
+    }
+
+    /// The f32 row kernel gives the same bits on every vector unit, and the same as the
+    /// general (auto-vectorised) row loop; rows of many lengths (the tails of the blocks and
+    /// leaves), with and without the variance, with NaN and infinities.
+    #[test]
+    fn same_bits_on_every_vector_unit() {
+        let mut rng = Rng(13);
+        for &n in &[1usize, 5, 16, 17, 255, 256, 257, 768, 1000, 4099] {
+            let rows = 3;
+            let mut x: Vec<f32> = (0..rows * n)
+                .map(|_| (7.0 + 3.0 * rng.normal()) as f32)
+                .collect();
+            if n > 3 {
+                x[n + 2] = f32::NAN;
+                x[2 * n + 3] = f32::INFINITY;
+            }
+            for (nv, inside) in [(true, true), (true, false), (false, true)] {
+                let op = mvn6(nv, 1e-5, inside);
+                let all = rows_on_every_unit(&op, &x, n);
+                let mut generic = vec![0f32; x.len()];
+                for (xr, or) in x.chunks_exact(n).zip(generic.chunks_exact_mut(n)) {
+                    op.row(xr, or);
+                }
+                for got in &all {
+                    let (a, b): (Vec<u32>, Vec<u32>) = (
+                        got.iter().map(|v| v.to_bits()).collect(),
+                        generic.iter().map(|v| v.to_bits()).collect(),
+                    );
+                    assert_eq!(a, b, "n {n}, normalize_variance {nv}");
+                }
+            }
         }
     }
 

@@ -177,7 +177,6 @@ impl GroupKernel for NormalizeL2 {
     fn row<T: Real>(&self, x: &[T], out: &mut [T]) {
         let s = tree_sum(
             x.len(),
-            0.0,
             #[inline(always)]
             |at, len| {
                 lanes_sum(&x[at..at + len], |v| {
