@@ -74,8 +74,8 @@
 //! [`blocks`] on the widest vector unit, with the operations of the general row loop in the
 //! same order (so the same bits in every layout: tested), and an output that is not
 //! zero-filled first; the other types and layouts are auto-vectorised. Speed (AMD EPYC Zen 4,
-//! 2 cores, AVX-512, `benches/compare.py`): `[8,128,768]` over the last axis 0.161 ms at 1
-//! thread and 0.084 at 2 (OpenVINO 0.231 and 0.230); before the f32 kernel, 0.41 and 0.33.
+//! 2 cores, AVX-512, `benches/compare.py`): `[8,128,768]` over the last axis 0.164 ms at 1
+//! thread and 0.084 at 2 (OpenVINO 0.23 at both); before the f32 kernel, 0.41 and 0.25.
 
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
