@@ -36,7 +36,7 @@ use crate::memory::Budget;
 use crate::num::Cast;
 use crate::ops::EvalError;
 use crate::ops::binary::Fusable;
-use crate::ops::kernel::value_data as leaf_data;
+use crate::ops::kernel::value_data;
 use crate::ops::kernel::{
     self, Broadcasted, Chain, ChainFns, Compared, Converted, Link, Operand, Part, Selected, Side,
     Step, StepKernel, TileSource,
@@ -151,7 +151,7 @@ fn tensor_data<'a, T: Element>(
     leaves
         .iter()
         .map(|l| match *l {
-            PartLeaf::Tensor(t) => leaf_data::<T>(&m.tensors[t]).ok_or(Stop::Eval(
+            PartLeaf::Tensor(t) => value_data::<T>(&m.tensors[t]).ok_or(Stop::Eval(
                 EvalError::Internal("a fused input has another type"),
                 step,
             )),
@@ -200,7 +200,7 @@ fn with_cond(
     match cond {
         Cond::Compare(c) => with_compare(m, c, k),
         Cond::Leaf(PartLeaf::Tensor(t), aligned) => {
-            let data = leaf_data::<bool>(&m.tensors[*t])
+            let data = value_data::<bool>(&m.tensors[*t])
                 .ok_or_else(|| internal("Select's condition type"))?;
             let source = Broadcasted::new(&data, aligned, shape)
                 .ok_or_else(|| internal("Select's condition shape"))?;
@@ -526,7 +526,7 @@ fn with_sources<T: Element + Cast>(
         PartLeaf::Convert(l) => {
             let v = &m.tensors[l];
             crate::dispatch!(any: v.element_type(), A => {
-                let data = leaf_data::<A>(v).ok_or_else(|| internal("a Convert's input"))?;
+                let data = value_data::<A>(v).ok_or_else(|| internal("a Convert's input"))?;
                 next(Some(&Converted(&data)))
             }, _ => Err(internal("a Convert's input type")))
         }

@@ -160,6 +160,39 @@ pub(crate) fn attrs_for_test<'a>(attrs: &[(&'a str, &'a str)]) -> crate::ir::Dat
     crate::ir::Data(pairs)
 }
 
+/// `n` pseudo-random f32s uniform in `[lo, hi)` from `seed` (xorshift; 24-bit steps, so
+/// `lo + u·(hi − lo)` is exact for the power-of-two widths the tests use).
+#[cfg(test)]
+pub(crate) fn uniform_for_test(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32 * (hi - lo) + lo
+        })
+        .collect()
+}
+
+/// The op a layer of `def` with these attributes parses to, as its `Debug` text, or each
+/// attribute error as `name value: reason` (for the ops' parse tables).
+#[cfg(test)]
+pub(crate) fn parsed_for_test(
+    def: &super::OpDef,
+    attrs: &[(&str, &str)],
+) -> Result<String, Vec<String>> {
+    let data = attrs_for_test(attrs);
+    (def.parse)(&super::Attrs::new(Some(&data)))
+        .map(|o| format!("{o:?}"))
+        .map_err(|errors| {
+            errors
+                .iter()
+                .map(|e| format!("{} {:?}: {}", e.name, e.value, e.reason))
+                .collect()
+        })
+}
+
 /// The output shape `op` infers from `inputs`, as text, or its findings (for the ops' tests).
 #[cfg(test)]
 pub(crate) fn inferred_shape_for_test(

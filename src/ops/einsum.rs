@@ -95,7 +95,7 @@ use crate::dtype::ElementType;
 use crate::error::ErrorKind;
 use crate::memory::Budget;
 use crate::num::{Cast, Num};
-use crate::shape::{Dim, PartialShape, TensorType};
+use crate::shape::{Dim, DimRule, PartialShape, TensorType};
 use crate::tensor::{Element, Tensor, TypeSet, Value};
 
 pub const DEF: OpDef = OpDef {
@@ -272,37 +272,6 @@ impl Einsum {
     }
 }
 
-/// A dim type the label rules work on: `Dim` in inference, `usize` in execution.
-trait LabelDim: Copy + std::fmt::Display {
-    /// The common value of two dims of one label within one input (a diagonal).
-    fn same(self, other: Self) -> Option<Self>;
-    /// Two dims of one label in different inputs, or under the ellipsis, broadcast.
-    fn broadcast(self, other: Self) -> Option<Self>;
-}
-
-impl LabelDim for Dim {
-    fn same(self, other: Dim) -> Option<Dim> {
-        self.merge(other)
-    }
-    fn broadcast(self, other: Dim) -> Option<Dim> {
-        self.broadcast_merge(other)
-    }
-}
-
-impl LabelDim for usize {
-    fn same(self, other: usize) -> Option<usize> {
-        (self == other).then_some(self)
-    }
-    fn broadcast(self, other: usize) -> Option<usize> {
-        match (self, other) {
-            (a, b) if a == b => Some(a),
-            (1, b) => Some(b),
-            (a, 1) => Some(a),
-            _ => None,
-        }
-    }
-}
-
 /// The dims of every label.
 struct Sizes<D> {
     /// Each letter's dim (`None`: in no input of known rank).
@@ -315,7 +284,7 @@ struct Sizes<D> {
 impl Einsum {
     /// The dims of every label from the inputs' shapes (`None`: a dynamic rank), or the input
     /// they do not fit and why.
-    fn sizes<D: LabelDim>(&self, shapes: &[Option<&[D]>]) -> Result<Sizes<D>, (usize, String)> {
+    fn sizes<D: DimRule>(&self, shapes: &[Option<&[D]>]) -> Result<Sizes<D>, (usize, String)> {
         // The ellipsis' rank: the most dims any input puts under it.
         let mut rank = 0;
         let mut unknown = false;

@@ -372,7 +372,7 @@ fn gather<T: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::context::{attrs_for_test, eval_for_test, infer_for_test, tensor_for_test};
+    use crate::ops::context::{eval_for_test, infer_for_test, tensor_for_test};
     use crate::shape::types::Bounds;
 
     fn t<T: Element>(shape: &[usize], v: Vec<T>) -> Tensor {
@@ -616,15 +616,7 @@ mod tests {
     }
 
     fn parsed(attrs: &[(&str, &str)]) -> Result<String, Vec<String>> {
-        let data = attrs_for_test(attrs);
-        (DEF.parse)(&Attrs::new(Some(&data)))
-            .map(|o| format!("{o:?}"))
-            .map_err(|errors| {
-                errors
-                    .iter()
-                    .map(|e| format!("{} {:?}: {}", e.name, e.value, e.reason))
-                    .collect()
-            })
+        crate::ops::context::parsed_for_test(&DEF, attrs)
     }
 
     #[test]

@@ -338,7 +338,7 @@ fn copy_slices<T: Element>(
 mod tests {
     use super::*;
     use crate::dtype::ElementType;
-    use crate::ops::context::{attrs_for_test, eval_for_test, infer_for_test, tensor_for_test};
+    use crate::ops::context::{eval_for_test, infer_for_test, tensor_for_test};
 
     fn t<T: Element>(shape: &[usize], v: Vec<T>) -> Tensor {
         tensor_for_test(shape, v)
@@ -714,15 +714,7 @@ mod tests {
     }
 
     fn parsed(def: &OpDef, attrs: &[(&str, &str)]) -> Result<String, Vec<String>> {
-        let data = attrs_for_test(attrs);
-        (def.parse)(&Attrs::new(Some(&data)))
-            .map(|o| format!("{o:?}"))
-            .map_err(|errors| {
-                errors
-                    .iter()
-                    .map(|e| format!("{} {:?}: {}", e.name, e.value, e.reason))
-                    .collect()
-            })
+        crate::ops::context::parsed_for_test(def, attrs)
     }
 
     #[test]

@@ -43,9 +43,9 @@ use std::borrow::Cow;
 use rayon::prelude::*;
 
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
-use crate::num::Int;
+use crate::num::{Float, Int};
 use crate::ops::kernel::value_data;
-use crate::shape::{Dim, PartialShape, TensorType};
+use crate::shape::{DimRule, PartialShape, TensorType};
 use crate::tensor::{Element, Tensor, TypeSet};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,40 +73,6 @@ fn parse(a: &Attrs) -> Result<Box<dyn Op>, Vec<AttrError>> {
     }))
 }
 
-/// A dim type MatMul's shape rules work on: `Dim` in inference, `usize` in execution.
-trait MatDim: Copy + std::fmt::Display {
-    const ONE: Self;
-    /// The common value of two K dims, if they can be equal.
-    fn merge(self, other: Self) -> Option<Self>;
-    /// Two batch dims broadcast together, if they can.
-    fn broadcast(self, other: Self) -> Option<Self>;
-}
-
-impl MatDim for Dim {
-    const ONE: Dim = Dim::fixed(1);
-    fn merge(self, other: Dim) -> Option<Dim> {
-        Dim::merge(self, other)
-    }
-    fn broadcast(self, other: Dim) -> Option<Dim> {
-        self.broadcast_merge(other)
-    }
-}
-
-impl MatDim for usize {
-    const ONE: usize = 1;
-    fn merge(self, other: usize) -> Option<usize> {
-        (self == other).then_some(self)
-    }
-    fn broadcast(self, other: usize) -> Option<usize> {
-        match (self, other) {
-            (a, b) if a == b => Some(a),
-            (1, b) => Some(b),
-            (a, 1) => Some(a),
-            _ => None,
-        }
-    }
-}
-
 /// The product's geometry: each input as a stack of matrices, and the output's shape.
 struct Geometry<D> {
     /// `A` as `[batch…, M, K]` and `B` as `[batch…, K, N]` (after 1-D promotion and the
@@ -127,7 +93,7 @@ struct Geometry<D> {
 
 impl MatMul {
     /// The shapes' geometry, or why they do not multiply.
-    fn geometry<D: MatDim>(&self, a: &[D], b: &[D]) -> Result<Geometry<D>, String> {
+    fn geometry<D: DimRule>(&self, a: &[D], b: &[D]) -> Result<Geometry<D>, String> {
         if a.is_empty() || b.is_empty() {
             return Err(format!(
                 "MatMul needs inputs of rank 1 or more, not a scalar (A has rank {}, B rank {})",
@@ -157,7 +123,7 @@ impl MatMul {
         a.splice(0..0, std::iter::repeat_n(D::ONE, rank - ra));
         b.splice(0..0, std::iter::repeat_n(D::ONE, rank - rb));
         let (ka, kb) = (a[rank - 1], b[rank - 2]);
-        let k = ka.merge(kb).ok_or_else(|| {
+        let k = ka.same(kb).ok_or_else(|| {
             format!(
                 "A's K ({ka}{}) and B's K ({kb}{}) differ",
                 if self.transpose_a && !a_vec {
@@ -419,7 +385,7 @@ trait Multiply: Element {
 }
 
 /// The two float types of the GEMM crate.
-trait Gemm: Element + num_zero::Zero {
+trait Gemm: Element + Float {
     /// # Safety
     /// As [`matrixmultiply::sgemm`]: every element addressed by the dims and strides lies in
     /// its buffer, and `c`'s are written by no one else.
@@ -435,18 +401,6 @@ trait Gemm: Element + num_zero::Zero {
         c: *mut Self,
         rsc: usize,
     );
-}
-
-mod num_zero {
-    pub trait Zero: Copy {
-        const ZERO: Self;
-    }
-    impl Zero for f32 {
-        const ZERO: f32 = 0.0;
-    }
-    impl Zero for f64 {
-        const ZERO: f64 = 0.0;
-    }
 }
 
 macro_rules! gemm_impl {
@@ -503,7 +457,7 @@ gemm_impl!(f64, matrixmultiply::dgemm);
 /// The product through the GEMM crate, its parts in parallel.
 fn float_product<T: Gemm>(plan: &Plan, a: &[T], b: &[T]) -> Vec<T> {
     let (m, k, n) = (plan.m, plan.k, plan.n);
-    let mut out = vec![T::ZERO; plan.offsets.len() * m * n];
+    let mut out = vec![<T as Float>::ZERO; plan.offsets.len() * m * n];
     if k == 0 {
         // An empty sum.
         return out;
@@ -807,15 +761,7 @@ mod tests {
     }
 
     fn random_f32(n: usize, seed: u64) -> Vec<f32> {
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-            })
-            .collect()
+        crate::ops::context::uniform_for_test(n, seed, -1.0, 1.0)
     }
 
     fn run_f32(o: &MatMul, sa: &[usize], sb: &[usize], a: &[f32], b: &[f32]) -> Vec<f32> {

@@ -244,9 +244,7 @@ mod tests {
     use half::{bf16, f16};
 
     use super::*;
-    use crate::ops::context::{
-        attrs_for_test, eval_for_test, inferred_shape_for_test, tensor_for_test,
-    };
+    use crate::ops::context::{eval_for_test, inferred_shape_for_test, tensor_for_test};
 
     fn op(output_type: ElementType) -> NonZero {
         NonZero { output_type }
@@ -368,15 +366,7 @@ mod tests {
     }
 
     fn parsed(attrs: &[(&str, &str)]) -> Result<String, Vec<String>> {
-        let data = attrs_for_test(attrs);
-        (DEF.parse)(&Attrs::new(Some(&data)))
-            .map(|o| format!("{o:?}"))
-            .map_err(|errors| {
-                errors
-                    .iter()
-                    .map(|e| format!("{} {:?}: {}", e.name, e.value, e.reason))
-                    .collect()
-            })
+        crate::ops::context::parsed_for_test(&DEF, attrs)
     }
 
     #[test]

@@ -317,7 +317,7 @@ mod tests {
 
     use super::*;
     use crate::memory::Budget;
-    use crate::ops::context::{attrs_for_test, infer_for_test, tensor_for_test};
+    use crate::ops::context::{infer_for_test, tensor_for_test};
     use crate::shape::types::Bounds;
     use crate::tensor::Value;
 
@@ -649,20 +649,12 @@ mod tests {
     }
 
     fn parsed(version: u32, attrs: &[(&str, &str)]) -> Result<String, Vec<String>> {
-        let data = attrs_for_test(attrs);
         let def = if version == 1 {
             &ONE_HOT_1
         } else {
             &ONE_HOT_16
         };
-        (def.parse)(&Attrs::new(Some(&data)))
-            .map(|o| format!("{o:?}"))
-            .map_err(|errors| {
-                errors
-                    .iter()
-                    .map(|e| format!("{} {:?}: {}", e.name, e.value, e.reason))
-                    .collect()
-            })
+        crate::ops::context::parsed_for_test(def, attrs)
     }
 
     #[test]

@@ -1216,7 +1216,6 @@ fn run<T: Combine>(
 
 #[cfg(test)]
 mod tests {
-    use std::borrow::Cow;
 
     use half::{bf16, f16};
 
@@ -2347,19 +2346,7 @@ mod tests {
     // ---- parsing ----
 
     fn parsed(def: &OpDef, attrs: &[(&str, &str)]) -> Result<String, Vec<String>> {
-        let pairs = attrs
-            .iter()
-            .map(|&(k, v)| (Cow::Borrowed(k), Cow::Borrowed(v)))
-            .collect();
-        let data = crate::ir::Data::from_pairs(pairs);
-        (def.parse)(&Attrs::new(Some(&data)))
-            .map(|o| format!("{o:?}"))
-            .map_err(|errors| {
-                errors
-                    .iter()
-                    .map(|e| format!("{} {:?}: {}", e.name, e.value, e.reason))
-                    .collect()
-            })
+        crate::ops::context::parsed_for_test(def, attrs)
     }
 
     #[test]

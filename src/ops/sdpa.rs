@@ -92,7 +92,7 @@ impl Op for Sdpa {
             return cx.invalid(0, format!("the query has rank {}: at least 3", q.len()));
         }
         let mut batch = q[..q.len() - 2].to_vec();
-        let (mut l, mut e) = (q[q.len() - 2], q[q.len() - 1]);
+        let (mut l, e) = (q[q.len() - 2], q[q.len() - 1]);
         let mut s = Dim::DYNAMIC;
         let mut ev = Dim::DYNAMIC;
         if let Some(k) = dims(1) {
@@ -103,13 +103,12 @@ impl Op for Sdpa {
             if !merge_batch(&mut batch, &k[..k.len() - 2]) {
                 return cx.invalid(1, "the key's batch dims do not broadcast with the query's");
             }
-            let Some(m) = e.broadcast_merge(ke) else {
+            if e.broadcast_merge(ke).is_none() {
                 return cx.invalid(
                     1,
                     format!("the query's E ({e}) and the key's ({ke}) differ"),
                 );
-            };
-            e = m;
+            }
             s = k[k.len() - 2];
         }
         if let Some(v) = dims(2) {
@@ -173,7 +172,6 @@ impl Op for Sdpa {
                 ),
             );
         }
-        let _ = e;
         batch.push(l);
         batch.push(ev);
         Some(vec![TensorType::new(ty, PartialShape::new(batch))])
@@ -204,10 +202,9 @@ impl Op for Sdpa {
             }
         };
         let (q, k, v) = (input(0)?, input(1)?, input(2)?);
-        let shape_error = |what: String| EvalError::Invalid(what);
         let qs = q.shape();
         if qs.len() < 3 || k.shape().len() < 3 || v.shape().len() < 3 {
-            return Err(shape_error(
+            return Err(EvalError::Invalid(
                 "query, key and value need rank 3 or more".into(),
             ));
         }
@@ -220,7 +217,7 @@ impl Op for Sdpa {
         let scale = if cx.len() > 4 {
             let s = input(4)?;
             if s.len() != 1 {
-                return Err(shape_error(format!(
+                return Err(EvalError::Invalid(format!(
                     "the scale has {} elements: one",
                     s.len()
                 )));
@@ -375,15 +372,7 @@ mod tests {
     use crate::ops::context::{eval_for_test, inferred_shape_for_test, tensor_for_test};
 
     fn random(n: usize, seed: u64) -> Vec<f32> {
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s >> 40) as f32 / (1u64 << 24) as f32 * 4.0 - 2.0
-            })
-            .collect()
+        crate::ops::context::uniform_for_test(n, seed, -2.0, 2.0)
     }
 
     /// The spec's pseudo-code in f64, for one batch of `[L, E]`, `[S, E]`, `[S, Ev]`, with an

@@ -145,7 +145,6 @@ impl Op for ShuffleChannels {
 
 #[cfg(test)]
 mod tests {
-    use std::borrow::Cow;
 
     use half::f16;
 
@@ -303,19 +302,7 @@ mod tests {
 
     /// The op as a layer with these attributes would parse it, as its `Debug` text.
     fn parsed(attrs: &[(&str, &str)]) -> Result<String, Vec<String>> {
-        let pairs = attrs
-            .iter()
-            .map(|&(k, v)| (Cow::Borrowed(k), Cow::Borrowed(v)))
-            .collect();
-        let data = crate::ir::Data::from_pairs(pairs);
-        (DEF.parse)(&Attrs::new(Some(&data)))
-            .map(|o| format!("{o:?}"))
-            .map_err(|errors| {
-                errors
-                    .iter()
-                    .map(|e| format!("{} {:?}: {}", e.name, e.value, e.reason))
-                    .collect()
-            })
+        crate::ops::context::parsed_for_test(&DEF, attrs)
     }
 
     #[test]

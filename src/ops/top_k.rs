@@ -467,7 +467,7 @@ mod tests {
 
     use super::*;
     use crate::memory::Budget;
-    use crate::ops::context::{attrs_for_test, infer_for_test, tensor_for_test};
+    use crate::ops::context::{infer_for_test, tensor_for_test};
     use crate::shape::types::Bounds;
     use crate::tensor::Value;
 
@@ -910,20 +910,12 @@ mod tests {
     }
 
     fn parsed(version: u32, attrs: &[(&str, &str)]) -> Result<String, Vec<String>> {
-        let data = attrs_for_test(attrs);
         let def = match version {
             1 => &TOP_K_1,
             3 => &TOP_K_3,
             _ => &TOP_K_11,
         };
-        (def.parse)(&Attrs::new(Some(&data)))
-            .map(|o| format!("{o:?}"))
-            .map_err(|errors| {
-                errors
-                    .iter()
-                    .map(|e| format!("{} {:?}: {}", e.name, e.value, e.reason))
-                    .collect()
-            })
+        crate::ops::context::parsed_for_test(def, attrs)
     }
 
     #[test]

@@ -335,6 +335,41 @@ impl ShapeParseError {
     }
 }
 
+/// A dim that shape rules written once work on: [`Dim`] (intervals) in inference, `usize` in
+/// execution. For ops whose inference and execution apply the same rules (MatMul, Einsum).
+pub trait DimRule: Copy + std::fmt::Display {
+    const ONE: Self;
+    /// The common value of two dims that must be equal, if they can be.
+    fn same(self, other: Self) -> Option<Self>;
+    /// Two dims broadcast together (numpy), if they can.
+    fn broadcast(self, other: Self) -> Option<Self>;
+}
+
+impl DimRule for Dim {
+    const ONE: Dim = Dim::fixed(1);
+    fn same(self, other: Dim) -> Option<Dim> {
+        self.merge(other)
+    }
+    fn broadcast(self, other: Dim) -> Option<Dim> {
+        self.broadcast_merge(other)
+    }
+}
+
+impl DimRule for usize {
+    const ONE: usize = 1;
+    fn same(self, other: usize) -> Option<usize> {
+        (self == other).then_some(self)
+    }
+    fn broadcast(self, other: usize) -> Option<usize> {
+        match (self, other) {
+            (a, b) if a == b => Some(a),
+            (1, b) => Some(b),
+            (a, 1) => Some(a),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

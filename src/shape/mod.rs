@@ -6,6 +6,6 @@ pub mod dim;
 pub mod infer;
 pub mod types;
 
-pub use dim::{Dim, PartialShape, ShapeParseError};
+pub use dim::{Dim, DimRule, PartialShape, ShapeParseError};
 pub use infer::{Inferred, infer};
 pub use types::TensorType;

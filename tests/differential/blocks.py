@@ -85,6 +85,8 @@ import openvino.opset13 as ops  # noqa: E402
 from openvino import passes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "ir_samples"))
+from generate import output_file_names, safe_stem  # noqa: E402  (ovir's io::npy file naming, written once)
 BLOCKS_DIR = ROOT / "ir_samples" / "real" / "blocks"
 BLOCK_PREFIXES = ("layernorm_", "mha_", "encoder_", "encoder_tanh_", "decoder_")
 
@@ -444,24 +446,6 @@ def ovir_unimplemented(ovir, xml):
     diags = [f"{d.get('severity', '')} {d.get('code', '')}: {d.get('message', '')}".strip()
              for d in doc.get("diagnostics", [])]
     return proc.returncode, diags, [u["op"] for u in doc.get("unimplemented", [])]
-
-
-def safe_stem(name):
-    """ovir's io::npy::safe_stem (as ir_samples/generate.py copies it)."""
-    stem = "".join("_" if ord(c) < 32 or 0x7F <= ord(c) <= 0x9F or c in '/\\:*?"<>|' else c for c in name)
-    return stem if stem and not stem.startswith(".") else None
-
-
-def output_file_names(names):
-    """ovir's io::npy::output_file_names: the files `ovir run -o` writes, in output order."""
-    used, out = set(), []
-    for k, name in enumerate(names):
-        stem = safe_stem(name) or f"output_{k}"
-        if stem.lower() in used:
-            stem = f"{stem}_{k}"
-        used.add(stem.lower())
-        out.append(stem + ".npy")
-    return out
 
 
 def run_ovir(ovir, xml, inputs, workdir):
