@@ -362,14 +362,14 @@ fn batch_offsets(batch: &[usize], a: &[usize], b: &[usize]) -> Vec<(usize, usize
 
 /// A pointer to the output that parts write through, each to its own elements.
 #[derive(Clone, Copy)]
-struct Shared<T>(*mut T);
+pub(crate) struct Shared<T>(pub(crate) *mut T);
 // SAFETY: the parts write disjoint elements of one buffer that outlives them.
 unsafe impl<T: Send> Send for Shared<T> {}
 unsafe impl<T: Send> Sync for Shared<T> {}
 
 impl<T> Shared<T> {
     /// The pointer (a method, so that closures capture the `Send` wrapper, not its field).
-    fn get(self) -> *mut T {
+    pub(crate) fn get(self) -> *mut T {
         self.0
     }
 }
@@ -384,8 +384,10 @@ trait Multiply: Element {
     ) -> Result<Vec<Self>, EvalError>;
 }
 
-/// The two float types of the GEMM crate.
-trait Gemm: Element + Float {
+/// The two float types of the GEMM crate: one single-threaded call, `C = A·B` (C overwritten).
+/// Other ops that reduce to matrix products (convolution) call it too, so that their bits
+/// follow the same fixed K blocking.
+pub(crate) trait Gemm: Element + Float {
     /// # Safety
     /// As [`matrixmultiply::sgemm`]: every element addressed by the dims and strides lies in
     /// its buffer, and `c`'s are written by no one else.

@@ -25,6 +25,13 @@
 //! pseudo-code would. A row whose bias is all −∞ gives NaN (Softmax of −∞ only), as the
 //! pseudo-code does. The sizes of the scores and the output are checked against the memory
 //! budget before allocation (each step reserves its own output).
+//!
+//! Execution: in f32, when key, value and the mask broadcast into the query's batch without
+//! enlarging it, the steps run in one pass per block of up to 128 query rows, in parallel over
+//! the blocks (`fused`): the same operations element by element, so the same bits as the
+//! composed steps (tested), without materialising the `[N…, L, S]` scores (per thread, two
+//! blocks of rows × S). Otherwise (and for f64) the steps run one after the other over whole
+//! tensors.
 
 use std::sync::Arc;
 
@@ -208,7 +215,6 @@ impl Op for Sdpa {
                 "query, key and value need rank 3 or more".into(),
             ));
         }
-        let e = qs[qs.len() - 1];
         let mask = if self.causal || cx.len() < 4 {
             None
         } else {
@@ -226,6 +232,43 @@ impl Op for Sdpa {
         } else {
             None
         };
+        let fused = if wide == ElementType::F32 {
+            fused(
+                cx,
+                [&q, &k, &v],
+                mask.as_deref(),
+                scale.as_deref(),
+                self.causal,
+            )
+        } else {
+            None
+        };
+        let out = match fused {
+            Some(out) => out?,
+            None => self.composed(cx, [q, k, v], mask, scale, wide)?,
+        };
+        if wide == ty {
+            return Ok(vec![out]);
+        }
+        super::convert::convert(&out, ty)
+            .map(|t| vec![t])
+            .ok_or(EvalError::Internal("the narrowed output"))
+    }
+}
+
+impl Sdpa {
+    /// The spec's pseudo-code step by step over ovir's MatMul and Softmax, in `wide` (f32 or
+    /// f64): f64, and the shapes [`fused`] does not take.
+    fn composed(
+        &self,
+        cx: &EvalCx<'_>,
+        [q, k, v]: [Arc<Tensor>; 3],
+        mask: Option<Arc<Tensor>>,
+        scale: Option<Arc<Tensor>>,
+        wide: ElementType,
+    ) -> Result<Tensor, EvalError> {
+        let qs = q.shape();
+        let e = qs[qs.len() - 1];
         let budget = || cx.budget;
         let run = |op: &dyn Op, inputs: Vec<Arc<Tensor>>| -> Result<Tensor, EvalError> {
             let values: Vec<Value<'_>> = inputs.into_iter().map(Value::Tensor).collect();
@@ -237,7 +280,7 @@ impl Op for Sdpa {
                 transpose_a: false,
                 transpose_b: true,
             },
-            vec![q.clone(), k],
+            vec![q, k],
         )?;
         let biased = if wide == ElementType::F64 {
             bias::<f64>(
@@ -265,20 +308,188 @@ impl Op for Sdpa {
             },
             vec![Arc::new(biased)],
         )?;
-        let out = run(
+        run(
             &MatMul {
                 transpose_a: false,
                 transpose_b: false,
             },
             vec![Arc::new(weights), v],
-        )?;
-        if wide == ty {
-            return Ok(vec![out]);
-        }
-        super::convert::convert(&out, ty)
-            .map(|t| vec![t])
-            .ok_or(EvalError::Internal("the narrowed output"))
+        )
     }
+}
+
+/// The f32 computation in one pass per block of query rows (the common case: key, value and
+/// the mask broadcast into the query's batch without enlarging it, no dim zero): `Q·Kᵀ` of the
+/// block by the GEMM (MatMul's call: the same bits), scaled and biased in place as [`bias`]
+/// does, Softmax's row kernel (its bits), then the block's output rows by the GEMM. Each step
+/// is the composed computation's, element by element, so the bits are the same; the scores
+/// never leave the cache. `None`: the shapes need the composed path.
+fn fused(
+    cx: &EvalCx<'_>,
+    [q, k, v]: [&Tensor; 3],
+    mask: Option<&Tensor>,
+    scale: Option<&Tensor>,
+    causal: bool,
+) -> Option<Result<Tensor, EvalError>> {
+    use super::matmul::{Gemm, Shared};
+    use rayon::prelude::*;
+    use std::mem::MaybeUninit;
+    let (qs, ks, vs) = (q.shape(), k.shape(), v.shape());
+    let r = qs.len();
+    if ks.len() != r || vs.len() != r {
+        return None;
+    }
+    let (l, e) = (qs[r - 2], qs[r - 1]);
+    let (s, ev) = (ks[r - 2], vs[r - 1]);
+    if ks[r - 1] != e || vs[r - 2] != s || [l, e, s, ev].contains(&0) {
+        return None;
+    }
+    let batch = &qs[..r - 2];
+    let kb = crate::broadcast::strides_into(&ks[..r - 2], batch)?;
+    let vb = crate::broadcast::strides_into(&vs[..r - 2], batch)?;
+    let scores_shape: Vec<usize> = batch.iter().copied().chain([l, s]).collect();
+    let mask = match mask {
+        Some(m) if !causal => {
+            let strides = crate::broadcast::strides_into(m.shape(), &scores_shape)?;
+            Some((m, strides))
+        }
+        _ => None,
+    };
+    let (qd, kd, vd) = (
+        crate::ops::kernel::contiguous::<f32>(q)?,
+        crate::ops::kernel::contiguous::<f32>(k)?,
+        crate::ops::kernel::contiguous::<f32>(v)?,
+    );
+    let scale = match scale {
+        Some(t) => *f32::view(t)?.iter().next()?,
+        None => 1.0 / (e as f32).sqrt(),
+    };
+    let count: usize = batch.iter().product();
+    let threads = rayon::current_num_threads();
+    // Blocks of rows: at least 4 per thread where the rows allow (the bits do not depend on it).
+    let mut rows = l.min(128);
+    while rows > 8 && count * l.div_ceil(rows) < 4 * threads {
+        rows /= 2;
+    }
+    let scratch = (rows as u64 * s as u64 * 8).saturating_mul(threads as u64);
+    let total = count * l * ev;
+    if let Err(err) = cx
+        .reserve_bytes("the attention scores of each thread", scratch)
+        .and_then(|()| cx.reserve(ElementType::F32, total))
+    {
+        return Some(Err(err));
+    }
+    /// The mask's elements and their strides in the scores.
+    enum Bias<'a> {
+        None,
+        Bool(std::borrow::Cow<'a, [bool]>, Vec<usize>),
+        Add(std::borrow::Cow<'a, [f32]>, Vec<usize>),
+    }
+    let bias = match mask {
+        Some((m, strides)) if m.element_type() == ElementType::Boolean => {
+            Bias::Bool(crate::ops::kernel::contiguous::<bool>(m)?, strides)
+        }
+        Some((m, strides)) => Bias::Add(crate::ops::kernel::contiguous::<f32>(m)?, strides),
+        None => Bias::None,
+    };
+    // The row offsets of each batch element in K, V and the mask.
+    let offsets = |strides: &[usize]| -> Vec<usize> {
+        let mut at = vec![0usize; count];
+        let mut index = vec![0usize; batch.len()];
+        for o in at.iter_mut() {
+            *o = index.iter().zip(strides).map(|(i, st)| i * st).sum();
+            for d in (0..batch.len()).rev() {
+                index[d] += 1;
+                if index[d] < batch[d] {
+                    break;
+                }
+                index[d] = 0;
+            }
+        }
+        at
+    };
+    let (k_at, v_at) = (offsets(&kb), offsets(&vb));
+    let mask_at = match &bias {
+        Bias::Bool(_, st) | Bias::Add(_, st) => offsets(&st[..r - 2]),
+        Bias::None => Vec::new(),
+    };
+    let blocks = l.div_ceil(rows);
+    let mut out = vec![0f32; total];
+    let c = Shared(out.as_mut_ptr());
+    let minus_inf = f32::NEG_INFINITY;
+    (0..count * blocks).into_par_iter().for_each_init(
+        || (Vec::<f32>::new(), Vec::<MaybeUninit<f32>>::new()),
+        |(scores, weights), task| {
+            let (b, r0) = (task / blocks, (task % blocks) * rows);
+            let n = rows.min(l - r0);
+            scores.clear();
+            scores.resize(n * s, 0.0);
+            weights.clear();
+            weights.resize(n * s, MaybeUninit::uninit());
+            // SAFETY: the query rows, K's and V's matrices lie in their buffers (shapes checked
+            // above); `scores` holds n × s elements.
+            unsafe {
+                f32::gemm(
+                    n,
+                    e,
+                    s,
+                    qd.as_ptr().add((b * l + r0) * e),
+                    (e, 1),
+                    kd.as_ptr().add(k_at[b] * s * e),
+                    (1, e),
+                    scores.as_mut_ptr(),
+                    s,
+                );
+            }
+            for (i, row) in scores.chunks_exact_mut(s).enumerate() {
+                let li = r0 + i;
+                for x in row.iter_mut() {
+                    *x *= scale;
+                }
+                match &bias {
+                    Bias::None if causal => {
+                        for x in row.iter_mut().skip(li + 1) {
+                            *x += minus_inf;
+                        }
+                    }
+                    Bias::None => {}
+                    Bias::Bool(md, st) => {
+                        let base = mask_at[b] + li * st[r - 2];
+                        for (j, x) in row.iter_mut().enumerate() {
+                            if !md[base + j * st[r - 1]] {
+                                *x += minus_inf;
+                            }
+                        }
+                    }
+                    Bias::Add(md, st) => {
+                        let base = mask_at[b] + li * st[r - 2];
+                        for (j, x) in row.iter_mut().enumerate() {
+                            *x += md[base + j * st[r - 1]];
+                        }
+                    }
+                }
+            }
+            super::softmax::softmax_rows_f32(scores, weights, s);
+            // SAFETY: the row kernel wrote every element of `weights`; V's matrix lies in its
+            // buffer; the block's output rows are written by this task alone.
+            unsafe {
+                f32::gemm(
+                    n,
+                    s,
+                    ev,
+                    weights.as_ptr().cast::<f32>(),
+                    (s, 1),
+                    vd.as_ptr().add(v_at[b] * s * ev),
+                    (ev, 1),
+                    c.get().add((b * l + r0) * ev),
+                    ev,
+                );
+            }
+        },
+    );
+    let mut shape = scores_shape;
+    shape[r - 1] = ev;
+    Some(wrap(shape, out))
 }
 
 /// `scores · scale + bias`, in T (f32 or f64), broadcast to the mask's batch dims.
@@ -419,6 +630,122 @@ mod tests {
                 "element {i}: {g} against {w}"
             );
         }
+    }
+
+    /// The one-pass f32 computation gives the composed one's bits: masks of each kind and
+    /// broadcast, causal, a scale input, key and value broadcast over the batch, blocks of rows
+    /// that do not divide L, at 1 and 3 threads.
+    #[test]
+    fn fused_has_the_composed_bits() {
+        use crate::memory::Budget;
+        let (l, s, e, ev) = (70, 37, 24, 9);
+        let t = |shape: &[usize], seed: u64| {
+            tensor_for_test(shape, random(shape.iter().product(), seed))
+        };
+        let q = t(&[2, 3, l, e], 1);
+        let bool_mask = tensor_for_test(
+            &[3, 1, s],
+            (0..3 * s).map(|i| i % 5 != 2).collect::<Vec<bool>>(),
+        );
+        let cases: Vec<(bool, Vec<Tensor>)> = vec![
+            (
+                false,
+                vec![q.clone(), t(&[2, 3, s, e], 2), t(&[2, 3, s, ev], 3)],
+            ),
+            (
+                true,
+                vec![q.clone(), t(&[1, 3, s, e], 4), t(&[2, 1, s, ev], 5)],
+            ),
+            (
+                false,
+                vec![
+                    q.clone(),
+                    t(&[2, 3, s, e], 6),
+                    t(&[2, 3, s, ev], 7),
+                    bool_mask,
+                ],
+            ),
+            (
+                false,
+                vec![
+                    q.clone(),
+                    t(&[2, 3, s, e], 8),
+                    t(&[2, 3, s, ev], 9),
+                    t(&[l, s], 10),
+                    tensor_for_test(&[1], vec![0.3f32]),
+                ],
+            ),
+        ];
+        for (causal, inputs) in cases {
+            let op = Sdpa { causal };
+            let values: Vec<Value<'_>> = inputs
+                .iter()
+                .map(|x| Value::Tensor(Arc::new(x.clone())))
+                .collect();
+            let cx = EvalCx::new(
+                &values,
+                Budget {
+                    limit: u64::MAX,
+                    in_use: 0,
+                },
+            );
+            let arc = |i: usize| inputs.get(i).map(|x| Arc::new(x.clone()));
+            let composed = op
+                .composed(
+                    &cx,
+                    [arc(0).unwrap(), arc(1).unwrap(), arc(2).unwrap()],
+                    if causal { None } else { arc(3) },
+                    arc(4),
+                    ElementType::F32,
+                )
+                .unwrap();
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let fused = pool.install(|| {
+                    fused(
+                        &cx,
+                        [&inputs[0], &inputs[1], &inputs[2]],
+                        inputs.get(3).filter(|_| !causal),
+                        inputs.get(4),
+                        causal,
+                    )
+                });
+                let fused = fused
+                    .expect("the one-pass path takes these shapes")
+                    .unwrap();
+                assert_eq!(fused.shape(), composed.shape());
+                let bits = |x: &Tensor| -> Vec<u32> {
+                    f32::view(x).unwrap().iter().map(|v| v.to_bits()).collect()
+                };
+                assert_eq!(
+                    bits(&fused),
+                    bits(&composed),
+                    "causal {causal}, {threads} threads"
+                );
+            }
+        }
+        // A mask that enlarges the batch takes the composed path.
+        let k = t(&[1, s, e], 11);
+        let v = t(&[1, s, ev], 12);
+        let q1 = t(&[1, l, e], 13);
+        let mask = t(&[4, l, s], 14);
+        let values: Vec<Value<'_>> = [&q1, &k, &v]
+            .iter()
+            .map(|x| Value::Tensor(Arc::new((*x).clone())))
+            .collect();
+        let cx = EvalCx::new(
+            &values,
+            Budget {
+                limit: u64::MAX,
+                in_use: 0,
+            },
+        );
+        assert!(fused(&cx, [&q1, &k, &v], Some(&mask), None, false).is_none());
+        let got = eval_for_test(&Sdpa { causal: false }, &[q1, k, v, mask], u64::MAX).unwrap();
+        assert_eq!(got.shape(), &[4, l, ev]);
     }
 
     #[test]

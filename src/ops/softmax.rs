@@ -657,6 +657,25 @@ impl RowsF32 for SoftRows {
     }
 }
 
+/// Softmax (not LogSoftmax) of f32 rows of `n` elements of `x` into `out` (as long as `x`), on
+/// this thread and the widest vector unit: the bits of [`Softmax`] over a last axis of `n`.
+/// For ops that compose Softmax with others in one pass (ScaledDotProductAttention).
+pub(crate) fn softmax_rows_f32(x: &[f32], out: &mut [MaybeUninit<f32>], n: usize) {
+    struct Rows<'a> {
+        x: &'a [f32],
+        out: &'a mut [MaybeUninit<f32>],
+        n: usize,
+    }
+    impl blocks::Task for Rows<'_> {
+        type Out = ();
+        #[inline(always)]
+        fn run<U: Unit>(self) {
+            SoftRows { log: false }.rows::<U>(self.x, self.out, self.n)
+        }
+    }
+    blocks::on_unit(Rows { x, out, n })
+}
+
 /// One row: the maximum `m` (and the minimum, and whether a NaN is there) in one pass; the
 /// exponentials and their sum (Softmax: into the output; LogSoftmax: the sum of the terms
 /// below the maximum and the count of those equal to it); then the outputs.
