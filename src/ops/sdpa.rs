@@ -635,9 +635,20 @@ mod tests {
     /// The one-pass f32 computation gives the composed one's bits: masks of each kind and
     /// broadcast, causal, a scale input, key and value broadcast over the batch, blocks of rows
     /// that do not divide L, at 1 and 3 threads.
+    const UNLIMITED: crate::memory::Budget = crate::memory::Budget {
+        limit: u64::MAX,
+        in_use: 0,
+    };
+
+    fn values_of(inputs: &[Tensor]) -> Vec<Value<'static>> {
+        inputs
+            .iter()
+            .map(|x| Value::Tensor(Arc::new(x.clone())))
+            .collect()
+    }
+
     #[test]
     fn fused_has_the_composed_bits() {
-        use crate::memory::Budget;
         let (l, s, e, ev) = (70, 37, 24, 9);
         let t = |shape: &[usize], seed: u64| {
             tensor_for_test(shape, random(shape.iter().product(), seed))
@@ -678,17 +689,8 @@ mod tests {
         ];
         for (causal, inputs) in cases {
             let op = Sdpa { causal };
-            let values: Vec<Value<'_>> = inputs
-                .iter()
-                .map(|x| Value::Tensor(Arc::new(x.clone())))
-                .collect();
-            let cx = EvalCx::new(
-                &values,
-                Budget {
-                    limit: u64::MAX,
-                    in_use: 0,
-                },
-            );
+            let values = values_of(&inputs);
+            let cx = EvalCx::new(&values, UNLIMITED);
             let arc = |i: usize| inputs.get(i).map(|x| Arc::new(x.clone()));
             let composed = op
                 .composed(
@@ -732,17 +734,8 @@ mod tests {
         let v = t(&[1, s, ev], 12);
         let q1 = t(&[1, l, e], 13);
         let mask = t(&[4, l, s], 14);
-        let values: Vec<Value<'_>> = [&q1, &k, &v]
-            .iter()
-            .map(|x| Value::Tensor(Arc::new((*x).clone())))
-            .collect();
-        let cx = EvalCx::new(
-            &values,
-            Budget {
-                limit: u64::MAX,
-                in_use: 0,
-            },
-        );
+        let values = values_of(&[q1.clone(), k.clone(), v.clone()]);
+        let cx = EvalCx::new(&values, UNLIMITED);
         assert!(fused(&cx, [&q1, &k, &v], Some(&mask), None, false).is_none());
         let got = eval_for_test(&Sdpa { causal: false }, &[q1, k, v, mask], u64::MAX).unwrap();
         assert_eq!(got.shape(), &[4, l, ev]);
