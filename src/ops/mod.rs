@@ -8,6 +8,8 @@
 //! implementation of it, if there is one. A layer ovir does not implement becomes an
 //! [`opaque::Opaque`] node.
 
+pub mod adaptive_pool;
+pub mod batch_norm;
 pub mod binary;
 pub mod broadcast;
 pub mod concat;
@@ -22,6 +24,7 @@ pub mod gather_nd;
 pub mod identity;
 pub mod kernel;
 pub mod logic;
+pub mod lrn;
 pub mod matmul;
 pub mod mvn;
 pub mod non_zero;
@@ -355,6 +358,11 @@ const OWN: &[&OpDef] = &[
     &mvn::MVN_2,
     &mvn::MVN_6,
     &normalize_l2::NORMALIZE_L2_1,
+    &batch_norm::BATCH_NORM_INFERENCE_1,
+    &batch_norm::BATCH_NORM_INFERENCE_5,
+    &lrn::LRN_1,
+    &adaptive_pool::ADAPTIVE_AVG_POOL_8,
+    &adaptive_pool::ADAPTIVE_MAX_POOL_8,
 ];
 
 /// The newest opset OpenVINO has (from the measured table).
