@@ -750,6 +750,9 @@ ONNX_NODE_PREFIXES = (
     "test_shape", "test_gather", "test_nonzero", "test_top_k", "test_onehot", "test_matmul_", "test_reduce_",
     "test_softmax", "test_logsoftmax", "test_mvn", "test_lpnormalization", "test_einsum", "test_scatter",
     "test_argmax", "test_argmin", "test_hardmax", "test_attention", "test_layer_normalization", "test_rms_normalization",
+    # Convolution, normalisation and resizing (issue 20).
+    "test_conv", "test_basic_conv", "test_convtranspose", "test_resize", "test_upsample", "test_batchnorm",
+    "test_lrn", "test_globalaveragepool", "test_globalmaxpool",
 )
 # Not elementwise, or conversions between types ovir does not compute; ONNX optional and
 # sequence values (test_identity_opt, test_identity_sequence), which are no tensors.
@@ -769,7 +772,10 @@ ONNX_APPROX_ULPS = 4
 # or sum in another order (attention, einsum): an ulp count is meaningless near 0, so they are
 # compared as `close RTOL ATOL` by the output's type (bf16 and f16 tests compute in their type).
 ONNX_CLOSE = ("test_attention", "test_layer_normalization", "test_rms_normalization", "test_mvn",
-              "test_einsum", "test_lpnormalization", "test_softmax", "test_logsoftmax")
+              "test_einsum", "test_lpnormalization", "test_softmax", "test_logsoftmax",
+              # Sums of products in another order than the tests' numpy (float32) formulas.
+              "test_conv", "test_basic_conv", "test_convtranspose", "test_resize", "test_upsample", "test_batchnorm",
+              "test_lrn", "test_globalaveragepool")
 ONNX_CLOSE_BY_TYPE = {"bf16": "close 1.6e-2 1e-3", "fp16": "close 2e-3 1e-4", "f32": "close 1e-5 1e-6"}
 # Converted wrong (not undefined): OpenVINO's ONNX frontend writes an IR that computes something
 # else than the test expects, and OpenVINO's own CPU plugin disagrees with the test too
@@ -784,6 +790,20 @@ ONNX_MISCONVERTED = {
                  "test_attention_4d_with_past_and_present_qk_matmul_bias_3d_mask_causal",
                  "test_attention_4d_with_past_and_present_qk_matmul_bias_4d_mask_causal")
 }
+# Resize: antialiased downsampling, cubic with exclude_outside, align_corners when downsampling,
+# and keep_aspect_ratio_policy not_larger/not_smaller (the IR's output shape differs). The IR
+# OpenVINO writes computes other values than the test expects; OpenVINO's CPU plugin computes
+# ovir's values on these IRs (measured: within 1e-5, or the same shape), not the test's.
+ONNX_MISCONVERTED.update({
+    name: "OpenVINO's ONNX frontend converts this Resize into an Interpolate that computes other values (or another shape) than the test expects: OpenVINO's own CPU plugin gives ovir's results on the IR, not the test's"
+    for name in ("test_resize_downsample_scales_cubic_A_n0p5_exclude_outside",
+                 "test_resize_upsample_scales_cubic_A_n0p5_exclude_outside",
+                 "test_resize_downsample_scales_cubic_align_corners", "test_resize_downsample_scales_linear_align_corners",
+                 "test_resize_downsample_scales_cubic_antialias", "test_resize_downsample_scales_linear_antialias",
+                 "test_resize_downsample_sizes_cubic_antialias", "test_resize_downsample_sizes_linear_antialias",
+                 "test_resize_downsample_sizes_nearest_not_larger", "test_resize_downsample_sizes_nearest_not_smaller",
+                 "test_resize_upsample_sizes_nearest_not_larger", "test_resize_upsample_sizes_nearest_not_smaller")
+})
 
 
 def onnx_close(name):

@@ -65,8 +65,9 @@ fn every_real_ir_checks_clean() {
 
 #[test]
 fn check_summarises_unimplemented_ops_and_can_deny_them() {
-    let model = "ir_samples/real/blocks/preprocess_dynamic/model.xml";
-    insta::assert_snapshot!("check_preprocess_dynamic", ovir(&["check", model]));
+    // Every real block now runs: a handwritten model holds an op ovir does not implement.
+    let model = "ir_samples/opaque_layer/model.xml";
+    insta::assert_snapshot!("check_opaque_layer", ovir(&["check", model]));
     let denied = ovir(&["check", model, "--deny-unknown"]);
     assert!(denied.starts_with("exit code: 1\n"), "{denied}");
     assert!(denied.contains("error[E208]"), "{denied}");
@@ -86,7 +87,7 @@ fn info_counts_op_versions_and_says_which_run() {
 fn run_refuses_unimplemented_ops_before_reading_inputs() {
     let dir = scratch("real_corpus", "run_refuses");
     let out_dir = dir.join("out");
-    let model = "ir_samples/real/blocks/new_user_dynamic/model.xml";
+    let model = "ir_samples/opaque_layer/model.xml";
     // The input file does not exist: the refusal comes before it is read.
     let out = ovir(&[
         "run",
@@ -99,12 +100,12 @@ fn run_refuses_unimplemented_ops_before_reading_inputs() {
     assert!(out.starts_with("exit code: 2\n"), "{out}");
     assert!(out.contains("error[E605]"), "{out}");
     assert!(
-        out.contains("Convolution-1"),
-        "Convolution-1 is not named: {out}"
+        out.contains("CTCGreedyDecoder-1"),
+        "CTCGreedyDecoder-1 is not named: {out}"
     );
     assert!(!out.contains("no_such_file"), "{out}");
     assert!(!out_dir.exists(), "run left {}", out_dir.display());
-    insta::assert_snapshot!("run_refuses_new_user", out);
+    insta::assert_snapshot!("run_refuses_opaque_layer", out);
 }
 
 /// Every real IR made only of ops ovir implements runs on random inputs (the outputs are

@@ -16,12 +16,15 @@ pub mod concat;
 pub mod constant;
 pub mod context;
 pub mod convert;
+pub mod convolution;
+pub mod convolution_backprop;
 pub mod depth_to_space;
 pub mod einsum;
 pub mod gather;
 pub mod gather_elements;
 pub mod gather_nd;
 pub mod identity;
+pub mod interpolate;
 pub mod kernel;
 pub mod logic;
 pub mod lrn;
@@ -47,6 +50,7 @@ pub mod shape_of;
 pub mod shuffle_channels;
 pub mod slice;
 pub mod softmax;
+pub mod spatial;
 pub mod split;
 pub mod squeeze;
 pub mod strided_slice;
@@ -363,6 +367,13 @@ const OWN: &[&OpDef] = &[
     &lrn::LRN_1,
     &adaptive_pool::ADAPTIVE_AVG_POOL_8,
     &adaptive_pool::ADAPTIVE_MAX_POOL_8,
+    &convolution::CONVOLUTION,
+    &convolution::GROUP_CONVOLUTION,
+    &convolution_backprop::CONVOLUTION_BACKPROP_DATA,
+    &convolution_backprop::GROUP_CONVOLUTION_BACKPROP_DATA,
+    &interpolate::INTERPOLATE_1,
+    &interpolate::INTERPOLATE_4,
+    &interpolate::INTERPOLATE_11,
 ];
 
 /// The newest opset OpenVINO has (from the measured table).
@@ -736,7 +747,8 @@ mod tests {
             ("Gather", "opset1", "op Gather-1"),
             ("Gather", "opset7", "op Gather-7"),
             ("Gather", "opset13", "op Gather-8"),
-            ("Convolution", "opset1", "opaque Convolution-1"),
+            ("Convolution", "opset1", "op Convolution-1"),
+            ("Proposal", "opset1", "opaque Proposal-1"),
             ("MyCustomOp", "extension", "custom"),
             ("Subtract", "opset+1", "custom"),
             ("Subtract", "opset99", "no such opset"),

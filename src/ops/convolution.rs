@@ -1,0 +1,1830 @@
+//! Convolution-1 and GroupConvolution-1: 1D, 2D and 3D cross-correlation of `[N, C_IN, spatial…]`
+//! data with filters, in groups.
+//!
+//! Specs: <https://docs.openvino.ai/2026/documentation/openvino-ir-format/operation-sets/operation-specs/convolution/convolution-1.html>
+//! and <https://docs.openvino.ai/2026/documentation/openvino-ir-format/operation-sets/operation-specs/convolution/group-convolution-1.html>.
+//!
+//! Ports: `data` of rank 3, 4 or 5 and `filters` of one numeric type (the spec's "any numeric
+//! type"; boolean is refused, E502); one output of that type. Convolution's filters are
+//! `[C_OUT, C_IN, k…]`; GroupConvolution's `[G, C_OUT/G, C_IN/G, k…]`, the groups read from
+//! the filters (`C_IN` must be `G · C_IN/G`). The output is `[N, C_OUT, o…]`, where
+//! `out[n, g·C_OUT/G + m, o] = Σ_{c, t} data[n, g·C_IN/G + c, o·s + t·d − p_b] ·
+//! filters[g, m, c, t]` over the input channels `c` of the group and the kernel taps `t`,
+//! zero outside the data. The attributes (`strides`, `dilations`, `pads_begin`, `pads_end`,
+//! `auto_pad`) and the output dims are [`spatial`](super::spatial)'s rules, as in OpenVINO's
+//! shape inference.
+//!
+//! Decisions: inference checks the ranks (data 3 to 5, filters one more for groups), the
+//! channels (`data C == filters dim 1`; GroupConvolution: `data C == G · filters dim 2`, the
+//! group count narrowed from the data's channels when those are known), the attribute
+//! lengths against the spatial rank and strides and dilations of at least 1 (E507 naming the
+//! attribute); an empty kernel, a kernel larger than the padded data, pads that are negative
+//! (an attribute error) are refused (see `spatial.rs`). Inference does not fold constant
+//! inputs (convolution is neither cheap nor exact).
+//!
+//! Execution (every path sums each output element's products in one fixed order, the input
+//! channels of the group then the kernel taps `kd, kh, kw`, so its bits depend only on the
+//! geometry, not on the thread count or the vector unit):
+//! * **f32 and f64** through the GEMM of [`matmul`](super::matmul) (`matrixmultiply`): per
+//!   image and group, `out[C_OUT/G × P] = filters[C_OUT/G × K] · cols[K × P]` with
+//!   `K = C_IN/G · taps`, `P` the output positions. The columns are gathered (im2col) a tile of
+//!   output positions at a time into a scratch of about 1 MiB per thread; a 1×1 kernel with
+//!   stride 1 and no padding reads the data in place. The parts (image, group, tile, and
+//!   output-channel blocks when they are too few for the threads) run in parallel with rayon,
+//!   each writing its own output elements. The filters are read in place (a Const's bytes).
+//! * **depthwise** (one input channel per group and at most 4 output channels per group):
+//!   a direct loop, output rows accumulated `acc + w·x` (multiply, then add: no fused
+//!   multiply-add, so the same bits on every CPU) tap after tap, output planes in parallel;
+//! * **f16 and bf16**: as f32 (inputs widened exactly, the data while gathering the columns),
+//!   each output rounded once to the type;
+//! * **integers** exact with two's complement wrap-around (the direct loop).
+//!
+//! Padding is not multiplied in by the direct loop (as OpenVINO's reference skips it) but is
+//! by the GEMM: an infinite or NaN weight makes the border outputs it meets NaN there.
+//!
+//! Accuracy of f32 (f64 alike, u = 2^-24 or 2^-53) per output element against the exact sum
+//! `Σ|w·x|`-relative: GEMM `(256 + ⌈K/256⌉ + 1)·u` (matrixmultiply's K blocks of 256, summed in
+//! order); depthwise `(K + 1)·u` (recursive summation of `K` products). The tests measure
+//! both against a float64 reference.
+//!
+//! The output and the scratch (the columns of every thread, the f32 copies of f16/bf16
+//! filters and output) are checked against the memory budget, with overflow-checked sizes,
+//! before anything is allocated.
+
+use std::borrow::Cow;
+
+use rayon::prelude::*;
+
+use super::spatial::{Rule, Window};
+use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
+use crate::num::Int;
+use crate::ops::kernel::{tensor_from, value_data, vectorised};
+use crate::ops::matmul::{Gemm, Shared};
+use crate::shape::{Dim, PartialShape, TensorType};
+use crate::tensor::{Element, Tensor, TypeSet};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Convolution {
+    pub window: Window,
+    /// GroupConvolution: filters `[G, C_OUT/G, C_IN/G, k…]`.
+    pub grouped: bool,
+}
+
+pub const CONVOLUTION: OpDef = OpDef {
+    name: "Convolution",
+    version: 1,
+    inputs: Arity::exactly(2),
+    outputs: Arity::exactly(1),
+    parse: parse_plain,
+};
+
+pub const GROUP_CONVOLUTION: OpDef = OpDef {
+    name: "GroupConvolution",
+    parse: parse_group,
+    ..CONVOLUTION
+};
+
+fn parse_plain(a: &Attrs) -> Result<Box<dyn Op>, Vec<AttrError>> {
+    Ok(Box::new(Convolution {
+        window: Window::parse(a, true)?,
+        grouped: false,
+    }))
+}
+
+fn parse_group(a: &Attrs) -> Result<Box<dyn Op>, Vec<AttrError>> {
+    Ok(Box::new(Convolution {
+        window: Window::parse(a, true)?,
+        grouped: true,
+    }))
+}
+
+/// The number of spatial axes, from the data's rank (`[N, C, spatial…]`), else the filters'
+/// (`filter_extra` leading non-spatial dims), else the attributes' `hint`; checks the ranks.
+/// `None`: unknown. An error names the port.
+pub(crate) fn spatial_rank(
+    op: &str,
+    data: Option<usize>,
+    filters: Option<usize>,
+    filter_extra: usize,
+    hint: Option<usize>,
+) -> Result<Option<usize>, (usize, String)> {
+    if let Some(r) = data
+        && !(3..=5).contains(&r)
+    {
+        return Err((
+            0,
+            format!(
+                "the data has rank {r}; {op} takes data of rank 3, 4 or 5 (1 to 3 spatial axes)"
+            ),
+        ));
+    }
+    if let Some(f) = filters {
+        match data {
+            Some(r) if f != r - 2 + filter_extra => {
+                return Err((
+                    1,
+                    format!(
+                        "the filters have rank {f}, but data of rank {r} needs filters of rank {}",
+                        r - 2 + filter_extra
+                    ),
+                ));
+            }
+            None if !(filter_extra + 1..=filter_extra + 3).contains(&f) => {
+                return Err((
+                    1,
+                    format!(
+                        "the filters have rank {f}; {op} takes filters of rank {} to {}",
+                        filter_extra + 1,
+                        filter_extra + 3
+                    ),
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(data
+        .map(|r| r - 2)
+        .or(filters.map(|f| f - filter_extra))
+        .or(hint))
+}
+
+/// The group count: `groups` (a filter dim) narrowed to the values for which `channels`
+/// (the data's) is `groups · per_group`; `None` if there are none.
+pub(crate) fn group_count(channels: Dim, groups: Dim, per_group: Dim) -> Option<Dim> {
+    match per_group.get_static() {
+        Some(0) => channels.contains(0).then_some(groups),
+        Some(k) => {
+            let q = Dim::interval(channels.min().div_ceil(k), channels.max().map(|m| m / k))?;
+            groups.merge(q)
+        }
+        None => channels.merge(groups.times(per_group)).map(|_| groups),
+    }
+}
+
+/// The dims of a shape, or `n` dynamic dims for a dynamic rank.
+pub(crate) fn dims_or_dynamic(s: &PartialShape, n: usize) -> Vec<Dim> {
+    s.dims()
+        .map_or_else(|| vec![Dim::DYNAMIC; n], <[Dim]>::to_vec)
+}
+
+impl Convolution {
+    fn op_name(&self) -> &'static str {
+        if self.grouped {
+            "GroupConvolution"
+        } else {
+            "Convolution"
+        }
+    }
+
+    /// Leading non-spatial dims of the filters.
+    fn filter_extra(&self) -> usize {
+        if self.grouped { 3 } else { 2 }
+    }
+
+    /// The output shape from the inputs' shapes, with every check; an error names the port.
+    pub(crate) fn shape(
+        &self,
+        data: &PartialShape,
+        filters: &PartialShape,
+    ) -> Result<PartialShape, (usize, String)> {
+        let extra = self.filter_extra();
+        let Some(spatial) = spatial_rank(
+            self.op_name(),
+            data.rank(),
+            filters.rank(),
+            extra,
+            self.window.spatial_hint(),
+        )?
+        else {
+            return Ok(PartialShape::dynamic_rank());
+        };
+        self.window.validate(spatial).map_err(|e| (0, e))?;
+        let d = dims_or_dynamic(data, 2 + spatial);
+        let f = dims_or_dynamic(filters, extra + spatial);
+        let channels = if self.grouped {
+            let groups = group_count(d[1], f[0], f[2]).ok_or_else(|| {
+                (
+                    1,
+                    format!(
+                        "the data has {} channels, which is not the groups ({}, filters dim 0) times the input channels per group ({}, filters dim 2)",
+                        d[1], f[0], f[2]
+                    ),
+                )
+            })?;
+            groups.times(f[1])
+        } else {
+            d[1].merge(f[1]).ok_or_else(|| {
+                (
+                    1,
+                    format!(
+                        "the data has {} channels but the filters take {} input channels (filters dim 1)",
+                        d[1], f[1]
+                    ),
+                )
+            })?;
+            f[0]
+        };
+        let mut out = vec![d[0], channels];
+        for i in 0..spatial {
+            let axis = self
+                .window
+                .forward(Rule::Convolution, i, d[2 + i], f[extra + i])
+                .map_err(|e| (0, e))?;
+            out.push(axis.out);
+        }
+        Ok(PartialShape::new(out))
+    }
+
+    /// The geometry of a run on static shapes.
+    fn geometry(&self, data: &[usize], filters: &[usize]) -> Result<Geometry, EvalError> {
+        let out = self
+            .shape(
+                &PartialShape::of_tensor(data),
+                &PartialShape::of_tensor(filters),
+            )
+            .map_err(|(_, e)| EvalError::Invalid(e))?;
+        let out_shape = out
+            .to_tensor_dims()
+            .ok_or(EvalError::Internal("Convolution's output shape"))?;
+        let spatial = data.len() - 2;
+        let extra = self.filter_extra();
+        let (groups, cog, cig) = if self.grouped {
+            (filters[0], filters[1], filters[2])
+        } else {
+            (1, filters[0], filters[1])
+        };
+        let mut g = Geometry {
+            batch: data[0],
+            groups,
+            cig,
+            cog,
+            input: [1; 3],
+            kernel: [1; 3],
+            output: [1; 3],
+            stride: [1; 3],
+            dilation: [1; 3],
+            pad: [0; 3],
+            out_shape,
+        };
+        let too_large = || EvalError::Invalid("the convolution's geometry is too large".into());
+        for i in 0..spatial {
+            let a = 3 - spatial + i;
+            let axis = self
+                .window
+                .forward_static(Rule::Convolution, i, data[2 + i], filters[extra + i])
+                .map_err(EvalError::Invalid)?;
+            let (s, d) = (self.window.stride(i), self.window.dilation(i));
+            // Every index the loops form, `o·s + t·d − p`, must fit an isize.
+            let reach = (axis.out.saturating_sub(1) as u128) * s as u128
+                + (filters[extra + i].saturating_sub(1) as u128) * d as u128;
+            if reach > isize::MAX as u128 || axis.pad_begin > isize::MAX as u64 {
+                return Err(too_large());
+            }
+            g.input[a] = data[2 + i];
+            g.kernel[a] = filters[extra + i];
+            g.output[a] = axis.out;
+            g.stride[a] = usize::try_from(s).map_err(|_| too_large())?;
+            g.dilation[a] = usize::try_from(d).map_err(|_| too_large())?;
+            g.pad[a] = axis.pad_begin as usize;
+        }
+        Ok(g)
+    }
+}
+
+impl Op for Convolution {
+    fn def(&self) -> Option<&'static OpDef> {
+        Some(if self.grouped {
+            &GROUP_CONVOLUTION
+        } else {
+            &CONVOLUTION
+        })
+    }
+
+    fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
+        cx.require(0..2, TypeSet::NUMERIC)?;
+        let (d, f) = (cx.input(0), cx.input(1));
+        let dynamic = crate::ElementType::Dynamic;
+        if d.element_type != f.element_type
+            && d.element_type != dynamic
+            && f.element_type != dynamic
+        {
+            return cx.invalid(
+                1,
+                format!(
+                    "the data is {} and the filters {}: {}'s inputs have one type",
+                    d.element_type,
+                    f.element_type,
+                    self.op_name()
+                ),
+            );
+        }
+        let ty = if d.element_type == dynamic {
+            f.element_type
+        } else {
+            d.element_type
+        };
+        match self.shape(&d.shape, &f.shape) {
+            Ok(s) => Some(vec![TensorType::new(ty, s)]),
+            Err((port, why)) => cx.invalid(port, why),
+        }
+    }
+
+    fn folds(&self) -> bool {
+        false
+    }
+
+    fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
+        let (vd, vf) = (cx.value(0), cx.value(1));
+        let ty = vd.element_type();
+        if vf.element_type() != ty {
+            return Err(EvalError::Types(ty, vf.element_type()));
+        }
+        let g = self.geometry(vd.shape(), vf.shape())?;
+        let unsupported = || EvalError::UnsupportedType {
+            op: self.op_name().into(),
+            ty,
+        };
+        crate::dispatch!(numeric: ty, T => {
+            let x = value_data::<T>(vd).ok_or_else(unsupported)?;
+            let w = value_data::<T>(vf).ok_or_else(unsupported)?;
+            let out = T::convolve(cx, &g, &x, &w)?;
+            Ok(vec![tensor_from(&g.out_shape, out)?])
+        }, _ => Err(unsupported()))
+    }
+}
+
+/// A run's geometry, its spatial axes as three (`[1, 1, W]` for 1D, `[1, H, W]` for 2D).
+#[derive(Clone, Debug)]
+struct Geometry {
+    batch: usize,
+    groups: usize,
+    /// Input and output channels per group.
+    cig: usize,
+    cog: usize,
+    input: [usize; 3],
+    kernel: [usize; 3],
+    output: [usize; 3],
+    stride: [usize; 3],
+    dilation: [usize; 3],
+    /// The begin pads.
+    pad: [usize; 3],
+    out_shape: Vec<usize>,
+}
+
+impl Geometry {
+    fn in_plane(&self) -> usize {
+        self.input.iter().product()
+    }
+
+    fn out_plane(&self) -> usize {
+        self.output.iter().product()
+    }
+
+    fn taps(&self) -> usize {
+        self.kernel.iter().product()
+    }
+
+    /// The length of each output element's sum.
+    fn k(&self) -> usize {
+        self.cig * self.taps()
+    }
+
+    /// Elements of the output (its shape's product, which `shape` bounded by 2^63).
+    fn output_len(&self) -> Option<usize> {
+        self.out_shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+    }
+
+    /// Depthwise: the direct loop.
+    fn depthwise(&self) -> bool {
+        self.cig == 1 && self.cog <= 4
+    }
+
+    /// A 1×1 kernel with stride 1 and no padding: the data is the column matrix.
+    fn pointwise(&self) -> bool {
+        self.kernel == [1; 3] && self.stride == [1; 3] && self.pad == [0; 3]
+    }
+
+    /// The index along axis `a` that output index `o` and tap `t` meet, if inside the data.
+    #[inline(always)]
+    fn at(&self, a: usize, o: usize, t: usize) -> Option<usize> {
+        let i = (o * self.stride[a] + t * self.dilation[a]) as isize - self.pad[a] as isize;
+        (i >= 0 && (i as usize) < self.input[a]).then_some(i as usize)
+    }
+
+    /// The offset along the last axis of tap `t` (`t·d − p`) and the output indices `lo..hi`
+    /// whose `o·s + offset` lies in the data.
+    #[inline(always)]
+    fn row_span(&self, t: usize) -> (isize, usize, usize) {
+        let (s, n, out) = (self.stride[2], self.input[2], self.output[2]);
+        let off = (t * self.dilation[2]) as isize - self.pad[2] as isize;
+        let lo = if off >= 0 {
+            0
+        } else {
+            off.unsigned_abs().div_ceil(s)
+        };
+        let last = n as isize - 1 - off;
+        let hi = if last < 0 {
+            0
+        } else {
+            (last as usize / s + 1).min(out)
+        };
+        (off, lo.min(hi), hi)
+    }
+
+    /// Checks that the inputs hold what the shapes say (the kernels index by the geometry).
+    fn check(&self, x: usize, w: usize) -> Result<(), EvalError> {
+        let want_x = [self.batch, self.groups, self.cig, self.in_plane()]
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d));
+        let want_w = [self.groups, self.cog, self.k()]
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d));
+        if want_x != Some(x) || want_w != Some(w) {
+            return Err(EvalError::Internal(
+                "the convolution's inputs do not hold their shapes",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// An accumulator of the direct loop: `acc + w·x`, floats multiplied then added (two
+/// roundings, the same on every CPU), integers wrapping.
+pub(crate) trait Acc: Copy + Send + Sync {
+    const ZERO: Self;
+    fn mac(self, w: Self, x: Self) -> Self;
+}
+
+impl Acc for f32 {
+    const ZERO: f32 = 0.0;
+    #[inline(always)]
+    fn mac(self, w: f32, x: f32) -> f32 {
+        self + w * x
+    }
+}
+
+impl Acc for f64 {
+    const ZERO: f64 = 0.0;
+    #[inline(always)]
+    fn mac(self, w: f64, x: f64) -> f64 {
+        self + w * x
+    }
+}
+
+macro_rules! int_acc {
+    ($($t:ty)*) => {$(
+        impl Acc for $t {
+            const ZERO: $t = 0;
+            #[inline(always)]
+            fn mac(self, w: $t, x: $t) -> $t {
+                Int::wrapping_add(self, Int::wrapping_mul(w, x))
+            }
+        }
+    )*};
+}
+int_acc!(i8 i16 i32 i64 u8 u16 u32 u64);
+
+/// Output plane `out` (one image, one output channel) by the definition: for each of the
+/// group's input channels `xs`, each output row gets the products of the taps (weights `wk`) in
+/// order, `spans` the last axis's [`row_span`](Geometry::row_span)s.
+#[inline(always)]
+fn direct_plane<S: Copy, A: Acc>(
+    g: &Geometry,
+    spans: &[(isize, usize, usize)],
+    xs: &[S],
+    wk: &[A],
+    out: &mut [A],
+    wide: impl Fn(S) -> A + Copy,
+) {
+    out.fill(A::ZERO);
+    let [_, ih_n, iw_n] = g.input;
+    let [kd_n, kh_n, kw_n] = g.kernel;
+    let [od_n, oh_n, ow_n] = g.output;
+    let sw = g.stride[2];
+    let (in_plane, taps) = (g.in_plane(), g.taps());
+    for c in 0..g.cig {
+        let xc = &xs[c * in_plane..(c + 1) * in_plane];
+        let wc = &wk[c * taps..(c + 1) * taps];
+        for od in 0..od_n {
+            for oh in 0..oh_n {
+                let orow = &mut out[(od * oh_n + oh) * ow_n..][..ow_n];
+                for kd in 0..kd_n {
+                    let Some(id) = g.at(0, od, kd) else { continue };
+                    for kh in 0..kh_n {
+                        let Some(ih) = g.at(1, oh, kh) else { continue };
+                        let row = &xc[(id * ih_n + ih) * iw_n..][..iw_n];
+                        let wr = &wc[(kd * kh_n + kh) * kw_n..][..kw_n];
+                        for (&wv, &(off, lo, hi)) in wr.iter().zip(spans) {
+                            if lo >= hi {
+                                continue;
+                            }
+                            let start = ((lo * sw) as isize + off) as usize;
+                            if sw == 1 {
+                                let src = &row[start..start + (hi - lo)];
+                                for (o, &v) in orow[lo..hi].iter_mut().zip(src) {
+                                    *o = o.mac(wv, wide(v));
+                                }
+                            } else {
+                                for (j, o) in orow[lo..hi].iter_mut().enumerate() {
+                                    *o = o.mac(wv, wide(row[start + j * sw]));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The direct convolution: every output plane in parallel, each compiled for the widest
+/// vector unit (multiplies and adds round the same on every unit).
+fn direct<S: Copy + Sync, A: Acc>(
+    g: &Geometry,
+    x: &[S],
+    w: &[A],
+    out: &mut [A],
+    wide: impl Fn(S) -> A + Copy + Sync,
+) {
+    let (plane, k) = (g.out_plane(), g.k());
+    if plane == 0 || out.is_empty() {
+        return;
+    }
+    let spans: Vec<(isize, usize, usize)> = (0..g.kernel[2]).map(|t| g.row_span(t)).collect();
+    let channels = g.groups * g.cog;
+    let group_len = g.cig * g.in_plane();
+    out.par_chunks_mut(plane).enumerate().for_each(|(idx, o)| {
+        let (n, co) = (idx / channels, idx % channels);
+        let grp = co / g.cog;
+        let xs = &x[(n * g.groups + grp) * group_len..][..group_len];
+        let wk = &w[co * k..(co + 1) * k];
+        vectorised(
+            #[inline(always)]
+            || direct_plane(g, &spans, xs, wk, o, wide),
+        );
+    });
+}
+
+/// Rows of the column matrix for output positions `p0..p1` of one image and group (`xs`, its
+/// input channels): row `(c, kd, kh, kw)`, column `p` is the data that tap meets at output
+/// position `p`, 0 in the padding.
+fn im2col<S: Copy, F: Copy>(
+    g: &Geometry,
+    xs: &[S],
+    p0: usize,
+    p1: usize,
+    col: &mut [F],
+    zero: F,
+    wide: impl Fn(S) -> F + Copy,
+) {
+    let width = p1 - p0;
+    let [_, ih_n, iw_n] = g.input;
+    let [kd_n, kh_n, kw_n] = g.kernel;
+    let [_, oh_n, ow_n] = g.output;
+    let sw = g.stride[2];
+    let in_plane = g.in_plane();
+    let rows_of_plane = oh_n * ow_n;
+    let mut rows = col.chunks_exact_mut(width);
+    for c in 0..g.cig {
+        let xc = &xs[c * in_plane..(c + 1) * in_plane];
+        for kd in 0..kd_n {
+            for kh in 0..kh_n {
+                for kw in 0..kw_n {
+                    let Some(dst_row) = rows.next() else { return };
+                    let (off, vlo, vhi) = g.row_span(kw);
+                    let mut p = p0;
+                    while p < p1 {
+                        let (od, rem) = (p / rows_of_plane, p % rows_of_plane);
+                        let (oh, ow0) = (rem / ow_n, rem % ow_n);
+                        let ow1 = ow_n.min(ow0 + (p1 - p));
+                        let dst = &mut dst_row[p - p0..p - p0 + (ow1 - ow0)];
+                        match (g.at(0, od, kd), g.at(1, oh, kh)) {
+                            (Some(id), Some(ih)) => {
+                                let row = &xc[(id * ih_n + ih) * iw_n..][..iw_n];
+                                let lo = vlo.clamp(ow0, ow1);
+                                let hi = vhi.clamp(lo, ow1);
+                                if lo == hi {
+                                    dst.fill(zero);
+                                    p += ow1 - ow0;
+                                    continue;
+                                }
+                                dst[..lo - ow0].fill(zero);
+                                dst[hi - ow0..].fill(zero);
+                                let start = ((lo * sw) as isize + off) as usize;
+                                let dst = &mut dst[lo - ow0..hi - ow0];
+                                if sw == 1 {
+                                    for (d, &v) in dst.iter_mut().zip(&row[start..]) {
+                                        *d = wide(v);
+                                    }
+                                } else {
+                                    for (j, d) in dst.iter_mut().enumerate() {
+                                        *d = wide(row[start + j * sw]);
+                                    }
+                                }
+                            }
+                            _ => dst.fill(zero),
+                        }
+                        p += ow1 - ow0;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The column scratch aimed at per part (a tile of output positions).
+const SCRATCH_BYTES: usize = 1 << 20;
+/// The fewest output positions in a tile.
+const MIN_TILE: usize = 64;
+
+/// One GEMM of the run: image `n`, group `g`, output positions `p0..p1`, output channels
+/// `m0..m1` of the group.
+#[derive(Clone, Copy, Debug)]
+struct Part {
+    n: usize,
+    g: usize,
+    p0: usize,
+    p1: usize,
+    m0: usize,
+    m1: usize,
+}
+
+/// The tile width (output positions per part; from the geometry only) and the parts: images,
+/// groups and tiles, and blocks of output channels when those are fewer than twice the
+/// threads (the bits depend on neither).
+fn plan(g: &Geometry, elem: usize) -> (usize, Vec<Part>) {
+    let (k, plane) = (g.k(), g.out_plane());
+    let tile = (SCRATCH_BYTES / k.saturating_mul(elem).max(1))
+        .max(MIN_TILE)
+        .min(plane)
+        .max(1);
+    let tiles = plane.div_ceil(tile);
+    let base = g.batch * g.groups * tiles;
+    let threads = rayon::current_num_threads().max(1);
+    let split = if base == 0 || base >= 2 * threads {
+        1
+    } else {
+        (2 * threads).div_ceil(base).min(g.cog.div_ceil(16)).max(1)
+    };
+    let step = g.cog.div_ceil(split).max(1);
+    let mut parts = Vec::with_capacity(base * split);
+    for n in 0..g.batch {
+        for grp in 0..g.groups {
+            for t in 0..tiles {
+                let (p0, p1) = (t * tile, ((t + 1) * tile).min(plane));
+                let mut m0 = 0;
+                while m0 < g.cog {
+                    let m1 = (m0 + step).min(g.cog);
+                    parts.push(Part {
+                        n,
+                        g: grp,
+                        p0,
+                        p1,
+                        m0,
+                        m1,
+                    });
+                    m0 = m1;
+                }
+            }
+        }
+    }
+    (tile, parts)
+}
+
+/// The convolution through the GEMM: each part's columns gathered (or, `in_place`, the data
+/// itself for a pointwise convolution) and multiplied by its filter rows into the output.
+fn gemm_conv<S: Copy + Sync, F: Gemm>(
+    g: &Geometry,
+    x: &[S],
+    in_place: Option<&[F]>,
+    w: &[F],
+    out: &mut [F],
+    parts: &[Part],
+    wide: impl Fn(S) -> F + Copy + Sync,
+) {
+    let (k, plane, in_plane) = (g.k(), g.out_plane(), g.in_plane());
+    let group_len = g.cig * in_plane;
+    let c = Shared(out.as_mut_ptr());
+    parts.par_iter().for_each_init(Vec::<F>::new, |buf, p| {
+        let width = p.p1 - p.p0;
+        let at = (p.n * g.groups + p.g) * group_len;
+        let (b, rsb) = match in_place {
+            Some(xf) => (xf[at + p.p0..].as_ptr(), in_plane),
+            None => {
+                if buf.len() < k * width {
+                    buf.resize(k * width, <F as crate::num::Float>::ZERO);
+                }
+                let col = &mut buf[..k * width];
+                im2col(
+                    g,
+                    &x[at..at + group_len],
+                    p.p0,
+                    p.p1,
+                    col,
+                    <F as crate::num::Float>::ZERO,
+                    wide,
+                );
+                (col.as_ptr(), width)
+            }
+        };
+        // SAFETY: `check` verified that the data and filters hold what the geometry says:
+        // the filter rows `g·cog + m0..m1` (each `k` long), the `k` column rows of `width`
+        // elements (stride `rsb`), and the output rows `m0..m1` of image `n`, group `g`,
+        // columns `p0..p1` all lie in their buffers; no two parts share an output element.
+        unsafe {
+            F::gemm(
+                p.m1 - p.m0,
+                k,
+                width,
+                w.as_ptr().add((p.g * g.cog + p.m0) * k),
+                (k, 1),
+                b,
+                (rsb, 1),
+                c.get()
+                    .add(((p.n * g.groups + p.g) * g.cog + p.m0) * plane + p.p0),
+                plane,
+            )
+        }
+    });
+}
+
+/// A float convolution computed in `F`: the data `x` (of `S`, widened by `wide`), the filters
+/// from `weights` (called once the budget allows `weight_bytes` more), `extra` bytes the caller
+/// needs besides.
+fn float_conv<'w, S: Copy + Sync, F: Gemm + Acc>(
+    cx: &EvalCx<'_>,
+    g: &Geometry,
+    x: &[S],
+    in_place: Option<&[F]>,
+    weights: impl FnOnce() -> Cow<'w, [F]>,
+    extra: u64,
+    wide: impl Fn(S) -> F + Copy + Sync,
+) -> Result<Vec<F>, EvalError> {
+    let n = g
+        .output_len()
+        .ok_or_else(|| EvalError::Invalid("the convolution's output is too large".into()))?;
+    let size = std::mem::size_of::<F>();
+    let direct_path = g.depthwise();
+    let (tile, parts) = if direct_path || n == 0 || g.k() == 0 {
+        (0, Vec::new())
+    } else {
+        plan(g, size)
+    };
+    let pointwise = in_place.filter(|_| g.pointwise());
+    let scratch = if pointwise.is_some() {
+        0
+    } else {
+        let threads = rayon::current_num_threads().min(parts.len()) as u64;
+        threads
+            .saturating_mul(g.k() as u64)
+            .saturating_mul(tile as u64)
+            .saturating_mul(size as u64)
+    };
+    let output = (n as u64).saturating_mul(size as u64);
+    cx.reserve_bytes(
+        "the output and the convolution's scratch",
+        output.saturating_add(scratch).saturating_add(extra),
+    )?;
+    let w = weights();
+    g.check(x.len(), w.len())?;
+    let mut out = vec![<F as Acc>::ZERO; n];
+    if n == 0 || g.k() == 0 {
+        return Ok(out);
+    }
+    if direct_path {
+        direct(g, x, &w, &mut out, wide);
+    } else {
+        gemm_conv(g, x, pointwise, &w, &mut out, &parts, wide);
+    }
+    Ok(out)
+}
+
+/// An element type the convolution computes on.
+trait Convolve: Element {
+    fn convolve(
+        cx: &EvalCx<'_>,
+        g: &Geometry,
+        x: &[Self],
+        w: &[Self],
+    ) -> Result<Vec<Self>, EvalError>;
+}
+
+macro_rules! native {
+    ($($t:ty)*) => {$(
+        impl Convolve for $t {
+            fn convolve(
+                cx: &EvalCx<'_>,
+                g: &Geometry,
+                x: &[$t],
+                w: &[$t],
+            ) -> Result<Vec<$t>, EvalError> {
+                float_conv(cx, g, x, Some(x), || Cow::Borrowed(w), 0, |v| v)
+            }
+        }
+    )*};
+}
+native!(f32 f64);
+
+macro_rules! widened {
+    ($($t:ty)*) => {$(
+        impl Convolve for $t {
+            fn convolve(
+                cx: &EvalCx<'_>,
+                g: &Geometry,
+                x: &[$t],
+                w: &[$t],
+            ) -> Result<Vec<$t>, EvalError> {
+                use half::slice::HalfFloatSliceExt;
+                let n = g.output_len().unwrap_or(usize::MAX) as u64;
+                // The f32 filters, and the output in the type.
+                let extra = (w.len() as u64).saturating_mul(4).saturating_add(n.saturating_mul(2));
+                let wide = float_conv(
+                    cx,
+                    g,
+                    x,
+                    None,
+                    || {
+                        let mut w32 = vec![0f32; w.len()];
+                        w.convert_to_f32_slice(&mut w32);
+                        Cow::Owned(w32)
+                    },
+                    extra,
+                    |v: $t| v.to_f32(),
+                )?;
+                let mut out = vec![<$t>::ZERO; wide.len()];
+                out.convert_from_f32_slice(&wide);
+                Ok(out)
+            }
+        }
+    )*};
+}
+widened!(half::f16 half::bf16);
+
+macro_rules! exact {
+    ($($t:ty)*) => {$(
+        impl Convolve for $t {
+            fn convolve(
+                cx: &EvalCx<'_>,
+                g: &Geometry,
+                x: &[$t],
+                w: &[$t],
+            ) -> Result<Vec<$t>, EvalError> {
+                let n = g
+                    .output_len()
+                    .ok_or_else(|| EvalError::Invalid("the convolution's output is too large".into()))?;
+                cx.reserve(<$t as Element>::TYPE, n)?;
+                g.check(x.len(), w.len())?;
+                let mut out = vec![0 as $t; n];
+                direct(g, x, w, &mut out, |v| v);
+                Ok(out)
+            }
+        }
+    )*};
+}
+exact!(i8 i16 i32 i64 u8 u16 u32 u64);
+
+#[cfg(test)]
+mod tests {
+    use half::{bf16, f16};
+
+    use super::*;
+    use crate::dtype::ElementType;
+    use crate::ops::context::{
+        eval_for_test, inferred_shape_for_test, parsed_for_test, tensor_for_test, uniform_for_test,
+    };
+    use crate::ops::spatial::AutoPad;
+
+    fn op(grouped: bool, s: &[u64], d: &[u64], pb: &[u64], pe: &[u64], ap: AutoPad) -> Convolution {
+        Convolution {
+            window: Window {
+                strides: s.to_vec(),
+                dilations: Some(d.to_vec()),
+                pads_begin: pb.to_vec(),
+                pads_end: pe.to_vec(),
+                auto_pad: ap,
+            },
+            grouped,
+        }
+    }
+
+    #[test]
+    fn parse_table() {
+        let attrs = [
+            ("strides", "2,2"),
+            ("dilations", "1,1"),
+            ("pads_begin", "1,1"),
+            ("pads_end", "0,1"),
+            ("auto_pad", "explicit"),
+        ];
+        let want = |grouped| {
+            Ok(format!(
+                "{:?}",
+                op(
+                    grouped,
+                    &[2, 2],
+                    &[1, 1],
+                    &[1, 1],
+                    &[0, 1],
+                    AutoPad::Explicit
+                )
+            ))
+        };
+        assert_eq!(parsed_for_test(&CONVOLUTION, &attrs), want(false));
+        assert_eq!(parsed_for_test(&GROUP_CONVOLUTION, &attrs), want(true));
+        assert_eq!(
+            parsed_for_test(&CONVOLUTION, &[("strides", "1"), ("pads_begin", "-1")]),
+            Err(vec![
+                "dilations None: ".to_string(),
+                "pads_begin Some(\"-1\"): expected non-negative integers separated by commas"
+                    .to_string()
+            ])
+        );
+    }
+
+    fn infer(o: &Convolution, data: &str, filters: &str) -> Result<String, String> {
+        let ty = |s: &str| TensorType::new(ElementType::F32, PartialShape::parse(s).unwrap());
+        inferred_shape_for_test(o, &[&ty(data), &ty(filters)])
+    }
+
+    #[test]
+    fn infer_table() {
+        use AutoPad::*;
+        let c1 = op(false, &[1], &[1], &[0], &[0], Explicit);
+        let c2 = op(false, &[1, 1], &[1, 1], &[0, 0], &[0, 0], Explicit);
+        let s2 = op(false, &[2, 2], &[1, 1], &[1, 1], &[1, 1], Explicit);
+        let su = op(false, &[2, 2], &[1, 1], &[], &[], SameUpper);
+        let g2 = op(true, &[1, 1], &[1, 1], &[1, 1], &[1, 1], Explicit);
+        let c3 = op(
+            false,
+            &[2, 2, 2],
+            &[2, 2, 2],
+            &[0, 0, 0],
+            &[0, 0, 0],
+            Explicit,
+        );
+        let ok: &[(&Convolution, &str, &str, &str)] = &[
+            // The spec's examples.
+            (
+                &op(false, &[2], &[1], &[0], &[0], Valid),
+                "[1,5,128]",
+                "[16,5,4]",
+                "[1,16,63]",
+            ),
+            (
+                &op(false, &[1, 1], &[1, 1], &[2, 2], &[2, 2], Explicit),
+                "[1,3,224,224]",
+                "[64,3,5,5]",
+                "[1,64,224,224]",
+            ),
+            (
+                &op(
+                    false,
+                    &[3, 3, 3],
+                    &[2, 2, 2],
+                    &[0, 0, 0],
+                    &[0, 0, 0],
+                    Explicit,
+                ),
+                "[1,7,320,320,320]",
+                "[32,7,3,3,3]",
+                "[1,32,106,106,106]",
+            ),
+            (
+                &op(true, &[1], &[1], &[2], &[2], Explicit),
+                "[1,12,224]",
+                "[4,1,3,5]",
+                "[1,4,224]",
+            ),
+            (
+                &op(true, &[1, 1], &[1, 1], &[2, 2], &[2, 2], Explicit),
+                "[1,12,224,224]",
+                "[4,1,3,5,5]",
+                "[1,4,224,224]",
+            ),
+            (&c1, "[2,3,10]", "[4,3,3]", "[2,4,8]"),
+            (&c2, "[?,3,10,?]", "[4,3,3,3]", "[?,4,8,1..]"),
+            (&c2, "[2,?,10,8]", "[4,3,3,3]", "[2,4,8,6]"),
+            (&c2, "[2,1..4,1..10,8]", "[4,3,3,3]", "[2,4,1..8,6]"),
+            (&s2, "[1,3,224,224]", "[64,3,3,3]", "[1,64,112,112]"),
+            (&su, "[1,3,225,?]", "[64,3,3,3]", "[1,64,113,?]"),
+            (&su, "[1,3,10..20,7]", "[64,3,?,3]", "[1,64,5..10,4]"),
+            (&c3, "[1,2,9,9,9]", "[1,2,3,3,3]", "[1,1,3,3,3]"),
+            // Dynamic ranks: the spatial rank from the other input or the attributes.
+            (&c2, "...", "[4,3,3,3]", "[?,4,1..,1..]"),
+            (&c2, "[1,3,10,8]", "...", "[1,?,1..10,1..8]"),
+            (&c2, "...", "...", "[?,?,1..,1..]"),
+            (&su, "...", "...", "[?,?,?,?]"),
+            // Groups: narrowed by the data's channels.
+            (&g2, "[1,6,5,5]", "[?,4,2,3,3]", "[1,12,5,5]"),
+            (&g2, "[1,6,5,5]", "[3,4,?,3,3]", "[1,12,5,5]"),
+            (&g2, "[1,?,5,5]", "[3,4,2,3,3]", "[1,12,5,5]"),
+            (&g2, "[1,4..9,5,5]", "[?,4,2,3,3]", "[1,8..16,5,5]"),
+            (&g2, "[1,6,5,5]", "[6,1,1,3,3]", "[1,6,5,5]"),
+        ];
+        for &(o, d, f, want) in ok {
+            assert_eq!(
+                infer(o, d, f).as_deref(),
+                Ok(want),
+                "{d} * {f} {:?}",
+                o.window
+            );
+        }
+        let bad: &[(&Convolution, &str, &str, &str)] = &[
+            (
+                &c2,
+                "[1,3,10,8]",
+                "[4,2,3,3]",
+                "the data has 3 channels but the filters take 2 input channels",
+            ),
+            (
+                &c2,
+                "[1,3..4,10,8]",
+                "[4,5..6,3,3]",
+                "the data has 3..4 channels",
+            ),
+            (
+                &c2,
+                "[1,3,10]",
+                "[4,3,3,3]",
+                "the filters have rank 4, but data of rank 3 needs filters of rank 3",
+            ),
+            (
+                &c2,
+                "[1,3]",
+                "[4,3]",
+                "the data has rank 2; Convolution takes data of rank 3, 4 or 5",
+            ),
+            (&c2, "[1,3,2,2,2,2]", "[4,3,1,1,1,1]", "the data has rank 6"),
+            (
+                &c2,
+                "...",
+                "[4,3]",
+                "the filters have rank 2; Convolution takes filters of rank 3 to 5",
+            ),
+            (
+                &c1,
+                "[1,3,10,8]",
+                "[4,3,3,3]",
+                "strides has 1 value but the data has 2 spatial axes",
+            ),
+            (
+                &op(false, &[1, 1], &[1], &[0, 0], &[0, 0], Explicit),
+                "[1,3,10,8]",
+                "[4,3,3,3]",
+                "dilations has 1 value",
+            ),
+            (
+                &op(false, &[1, 1], &[1, 1], &[0], &[0, 0], Explicit),
+                "[1,3,10,8]",
+                "[4,3,3,3]",
+                "pads_begin has 1 value",
+            ),
+            (
+                &op(false, &[1, 0], &[1, 1], &[], &[], Explicit),
+                "[1,3,10,8]",
+                "[4,3,3,3]",
+                "strides must be at least 1, but is 0 on spatial axis 1",
+            ),
+            (
+                &op(false, &[1, 1], &[1, 0], &[], &[], Explicit),
+                "[1,3,10,8]",
+                "[4,3,3,3]",
+                "dilations must be at least 1",
+            ),
+            (
+                &c2,
+                "[1,3,2,8]",
+                "[4,3,3,3]",
+                "the kernel spans 3 elements after dilation on spatial axis 0",
+            ),
+            (
+                &c2,
+                "[1,3,5,8]",
+                "[4,3,0,3]",
+                "the kernel is empty (0) on spatial axis 0",
+            ),
+            (&c2, "[1,3,2,8]", "[4,3,3,3]", "Some((Input, 0))"),
+            (&c2, "[1,3,10,8]", "[4,2,3,3]", "Some((Input, 1))"),
+            (
+                &g2,
+                "[1,6,5,5]",
+                "[4,4,2,3,3]",
+                "the data has 6 channels, which is not the groups (4, filters dim 0) times the input channels per group (2, filters dim 2)",
+            ),
+            (&g2, "[1,7,5,5]", "[?,4,2,3,3]", "the data has 7 channels"),
+            (
+                &g2,
+                "[1,6,5,5]",
+                "[4,3,3]",
+                "the filters have rank 3, but data of rank 4 needs filters of rank 5",
+            ),
+            (&g2, "[1,6,5,5]", "[3,4,2,3]", "needs filters of rank 5"),
+        ];
+        for &(o, d, f, why) in bad {
+            match infer(o, d, f) {
+                Ok(s) => panic!("{d} * {f}: inferred {s}, wanted an error"),
+                Err(e) => assert!(e.contains(why), "{d} * {f}: {e}"),
+            }
+        }
+        // Inputs of two types, and boolean.
+        let ty = |t, s: &str| TensorType::new(t, PartialShape::parse(s).unwrap());
+        let (a, b) = (
+            ty(ElementType::F32, "[1,1,3]"),
+            ty(ElementType::F16, "[1,1,1]"),
+        );
+        assert!(
+            inferred_shape_for_test(&c1, &[&a, &b])
+                .unwrap_err()
+                .contains("one type")
+        );
+        let a = ty(ElementType::Boolean, "[1,1,3]");
+        assert!(inferred_shape_for_test(&c1, &[&a, &a]).is_err());
+        let a = ty(ElementType::Dynamic, "[1,1,3]");
+        let b = ty(ElementType::I8, "[2,1,1]");
+        let (out, _) = crate::ops::context::infer_for_test(&c1, &[&a, &b]);
+        assert_eq!(out.unwrap()[0].element_type, ElementType::I8);
+    }
+
+    fn run<T: Element>(
+        o: &Convolution,
+        ds: &[usize],
+        x: Vec<T>,
+        fs: &[usize],
+        w: Vec<T>,
+    ) -> (Vec<usize>, Vec<T>) {
+        let got = eval_for_test(
+            o,
+            &[tensor_for_test(ds, x), tensor_for_test(fs, w)],
+            u64::MAX,
+        )
+        .unwrap();
+        (
+            got.shape().to_vec(),
+            T::view(&got).unwrap().iter().copied().collect(),
+        )
+    }
+
+    #[test]
+    fn small_cases_by_hand() {
+        use AutoPad::*;
+        // 1D: [1,2,3,4] ⋆ [1,10,100].
+        let o = op(false, &[1], &[1], &[0], &[0], Explicit);
+        let got = run(
+            &o,
+            &[1, 1, 4],
+            vec![1f32, 2., 3., 4.],
+            &[1, 1, 3],
+            vec![1., 10., 100.],
+        );
+        assert_eq!(got, (vec![1, 1, 2], vec![321., 432.]));
+        // Padded both sides, stride 2: windows at -1 and 1 over [0,1,2,3,4,0].
+        let o = op(false, &[2], &[1], &[1], &[1], Explicit);
+        let got = run(
+            &o,
+            &[1, 1, 4],
+            vec![1f32, 2., 3., 4.],
+            &[1, 1, 3],
+            vec![1., 10., 100.],
+        );
+        assert_eq!(got.1, vec![210., 432.]);
+        // Pads 1 and 2: a third window, [4,0,0].
+        let o = op(false, &[2], &[1], &[1], &[2], Explicit);
+        let got = run(
+            &o,
+            &[1, 1, 4],
+            vec![1f32, 2., 3., 4.],
+            &[1, 1, 3],
+            vec![1., 10., 100.],
+        );
+        assert_eq!(got.1, vec![210., 432., 4.]);
+        // Dilation 2: taps 0, 2, 4.
+        let o = op(false, &[1], &[2], &[0], &[0], Explicit);
+        let got = run(
+            &o,
+            &[1, 1, 6],
+            vec![1f64, 2., 3., 4., 5., 6.],
+            &[1, 1, 3],
+            vec![1., 10., 100.],
+        );
+        assert_eq!(got.1, vec![531., 642.]);
+        // same_lower, kernel 2: the pad at the begin.
+        let o = op(false, &[1], &[1], &[], &[], SameLower);
+        let got = run(
+            &o,
+            &[1, 1, 3],
+            vec![1f32, 2., 3.],
+            &[1, 1, 2],
+            vec![1., 10.],
+        );
+        assert_eq!(got.1, vec![10., 21., 32.]);
+        let o = op(false, &[1], &[1], &[], &[], SameUpper);
+        let got = run(
+            &o,
+            &[1, 1, 3],
+            vec![1f32, 2., 3.],
+            &[1, 1, 2],
+            vec![1., 10.],
+        );
+        assert_eq!(got.1, vec![21., 32., 3.]);
+        // 2D, two input channels, two filters, a 2×2 kernel over 3×3.
+        let o = op(false, &[1, 1], &[1, 1], &[0, 0], &[0, 0], Explicit);
+        let x: Vec<f32> = (1..=18).map(|v| v as f32).collect();
+        let w = vec![
+            1f32, 0., 0., 1., /* ch 1 */ 0., 0., 0., 0., /* f1 */ 0., 0., 0., 0., 1., 1.,
+            1., 1.,
+        ];
+        let got = run(&o, &[1, 2, 3, 3], x, &[2, 2, 2, 2], w);
+        // f0: x0[i,j] + x0[i+1,j+1]; f1: the 2×2 sums of channel 1 (10..18).
+        assert_eq!(
+            got,
+            (vec![1, 2, 2, 2], vec![6., 8., 12., 14., 48., 52., 60., 64.])
+        );
+        // Groups: two groups of one channel, each two filters (depthwise, multiplier 2).
+        let o = op(true, &[1], &[1], &[0], &[0], Explicit);
+        let got = run(
+            &o,
+            &[1, 2, 3],
+            vec![1f32, 2., 3., 10., 20., 30.],
+            &[2, 2, 1, 2],
+            vec![1., 1., 1., -1., 2., 0., 0., 2.],
+        );
+        assert_eq!(
+            got,
+            (vec![1, 4, 2], vec![3., 5., -1., -1., 20., 40., 40., 60.])
+        );
+        // Integers wrap: 100·2 + 100·1 = 300 ≡ 44 (i8).
+        let got = run(
+            &o_plain1(),
+            &[1, 1, 2],
+            vec![100i8, 100],
+            &[1, 1, 2],
+            vec![2i8, 1],
+        );
+        assert_eq!(got.1, vec![44]);
+        let got = run(
+            &o_plain1(),
+            &[1, 1, 1],
+            vec![i64::MAX],
+            &[1, 1, 1],
+            vec![2i64],
+        );
+        assert_eq!(got.1, vec![-2]);
+        let got = run(
+            &o_plain1(),
+            &[1, 1, 2],
+            vec![200u8, 100],
+            &[1, 1, 2],
+            vec![1u8, 1],
+        );
+        assert_eq!(got.1, vec![44]);
+    }
+
+    fn o_plain1() -> Convolution {
+        op(false, &[1], &[1], &[0], &[0], AutoPad::Explicit)
+    }
+
+    /// A geometry of the reference comparisons: data shape, filter shape, grouped, strides,
+    /// dilations, pads, auto_pad.
+    struct Case {
+        data: Vec<usize>,
+        filters: Vec<usize>,
+        grouped: bool,
+        strides: Vec<u64>,
+        dilations: Vec<u64>,
+        pads_begin: Vec<u64>,
+        pads_end: Vec<u64>,
+        auto_pad: AutoPad,
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn case(
+        data: &[usize],
+        filters: &[usize],
+        grouped: bool,
+        s: &[u64],
+        d: &[u64],
+        pb: &[u64],
+        pe: &[u64],
+        ap: AutoPad,
+    ) -> Case {
+        Case {
+            data: data.to_vec(),
+            filters: filters.to_vec(),
+            grouped,
+            strides: s.to_vec(),
+            dilations: d.to_vec(),
+            pads_begin: pb.to_vec(),
+            pads_end: pe.to_vec(),
+            auto_pad: ap,
+        }
+    }
+
+    fn cases() -> Vec<Case> {
+        use AutoPad::*;
+        vec![
+            case(
+                &[2, 3, 11],
+                &[4, 3, 3],
+                false,
+                &[1],
+                &[1],
+                &[0],
+                &[0],
+                Explicit,
+            ),
+            case(
+                &[1, 2, 17],
+                &[3, 2, 4],
+                false,
+                &[3],
+                &[2],
+                &[2],
+                &[1],
+                Explicit,
+            ),
+            case(
+                &[1, 4, 9],
+                &[2, 2, 2, 3],
+                true,
+                &[2],
+                &[1],
+                &[],
+                &[],
+                SameUpper,
+            ),
+            case(
+                &[1, 3, 7, 9],
+                &[5, 3, 3, 3],
+                false,
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+                Explicit,
+            ),
+            case(
+                &[2, 3, 10, 9],
+                &[4, 3, 3, 2],
+                false,
+                &[2, 3],
+                &[1, 2],
+                &[0, 1],
+                &[2, 0],
+                Explicit,
+            ),
+            case(
+                &[1, 2, 8, 8],
+                &[3, 2, 4, 4],
+                false,
+                &[2, 2],
+                &[1, 1],
+                &[9, 9],
+                &[9, 9],
+                SameUpper,
+            ),
+            case(
+                &[1, 2, 8, 7],
+                &[3, 2, 4, 3],
+                false,
+                &[3, 2],
+                &[1, 1],
+                &[],
+                &[],
+                SameLower,
+            ),
+            case(
+                &[1, 2, 8, 7],
+                &[3, 2, 4, 3],
+                false,
+                &[1, 1],
+                &[2, 1],
+                &[5, 5],
+                &[5, 5],
+                Valid,
+            ),
+            // Pointwise (in place), and pointwise with stride 2 (gathered).
+            case(
+                &[2, 16, 5, 6],
+                &[7, 16, 1, 1],
+                false,
+                &[1, 1],
+                &[1, 1],
+                &[0, 0],
+                &[0, 0],
+                Explicit,
+            ),
+            case(
+                &[1, 8, 9, 9],
+                &[5, 8, 1, 1],
+                false,
+                &[2, 2],
+                &[1, 1],
+                &[0, 0],
+                &[0, 0],
+                Explicit,
+            ),
+            // Groups, depthwise, depthwise with multiplier 2 and with strides and dilation.
+            case(
+                &[1, 6, 7, 7],
+                &[3, 2, 2, 3, 3],
+                true,
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+                Explicit,
+            ),
+            case(
+                &[2, 5, 9, 8],
+                &[5, 1, 1, 3, 3],
+                true,
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+                Explicit,
+            ),
+            case(
+                &[1, 4, 12, 11],
+                &[4, 2, 1, 3, 3],
+                true,
+                &[2, 2],
+                &[1, 1],
+                &[],
+                &[],
+                SameUpper,
+            ),
+            case(
+                &[1, 3, 12, 11],
+                &[3, 1, 1, 5, 3],
+                true,
+                &[2, 1],
+                &[2, 3],
+                &[2, 0],
+                &[1, 3],
+                Explicit,
+            ),
+            case(
+                &[1, 3, 12, 11],
+                &[3, 1, 1, 5, 3],
+                true,
+                &[1, 3],
+                &[1, 1],
+                &[],
+                &[],
+                SameLower,
+            ),
+            // 3D.
+            case(
+                &[1, 2, 5, 6, 7],
+                &[3, 2, 2, 3, 2],
+                false,
+                &[1, 2, 1],
+                &[1, 1, 2],
+                &[1, 0, 1],
+                &[0, 1, 1],
+                Explicit,
+            ),
+            case(
+                &[1, 4, 5, 5, 5],
+                &[2, 2, 2, 3, 3, 3],
+                true,
+                &[2, 2, 2],
+                &[1, 1, 1],
+                &[],
+                &[],
+                SameUpper,
+            ),
+            case(
+                &[1, 3, 6, 5, 4],
+                &[3, 1, 1, 3, 3, 3],
+                true,
+                &[1, 1, 1],
+                &[1, 1, 1],
+                &[1, 1, 1],
+                &[1, 1, 1],
+                Explicit,
+            ),
+            // K = 64·9 = 576 (three blocks of the GEMM) over 900 positions (two tiles).
+            case(
+                &[1, 64, 30, 30],
+                &[40, 64, 3, 3],
+                false,
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+                &[1, 1],
+                Explicit,
+            ),
+        ]
+    }
+
+    /// The pads and output dims of a case, computed here from the spec's formulas.
+    fn resolve(c: &Case) -> (Vec<usize>, Vec<usize>) {
+        let spatial = c.data.len() - 2;
+        let extra = if c.grouped { 3 } else { 2 };
+        let (mut pads, mut out) = (Vec::new(), Vec::new());
+        for i in 0..spatial {
+            let (x, k) = (c.data[2 + i], c.filters[extra + i]);
+            let (s, d) = (c.strides[i] as usize, c.dilations[i] as usize);
+            let span = (k - 1) * d + 1;
+            let (pb, pe) = match c.auto_pad {
+                AutoPad::Explicit => (c.pads_begin[i] as usize, c.pads_end[i] as usize),
+                AutoPad::Valid => (0, 0),
+                ap => {
+                    let total = ((x.div_ceil(s) - 1) * s + span).saturating_sub(x);
+                    let small = total / 2;
+                    if ap == AutoPad::SameUpper {
+                        (small, total - small)
+                    } else {
+                        (total - small, small)
+                    }
+                }
+            };
+            pads.push(pb);
+            out.push((x + pb + pe - span) / s + 1);
+        }
+        (pads, out)
+    }
+
+    /// The float64 reference by the definition: each output and its `Σ|w·x|`.
+    fn reference(c: &Case, x: &[f64], w: &[f64]) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
+        let (pads, out_sp) = resolve(c);
+        let spatial = out_sp.len();
+        let (groups, cog, cig) = if c.grouped {
+            (c.filters[0], c.filters[1], c.filters[2])
+        } else {
+            (1, c.filters[0], c.filters[1])
+        };
+        let extra = if c.grouped { 3 } else { 2 };
+        let ksp = &c.filters[extra..];
+        let xsp = &c.data[2..];
+        let (n_batch, channels) = (c.data[0], c.data[1]);
+        let mut shape = vec![n_batch, groups * cog];
+        shape.extend(&out_sp);
+        let plane: usize = out_sp.iter().product();
+        let taps: usize = ksp.iter().product();
+        let in_plane: usize = xsp.iter().product();
+        let tap_idx: Vec<Vec<usize>> = (0..taps).map(|t| crate::tensor::unravel(t, ksp)).collect();
+        let (mut vals, mut abs) = (Vec::new(), Vec::new());
+        for n in 0..n_batch {
+            for co in 0..groups * cog {
+                let grp = co / cog;
+                for p in 0..plane {
+                    let o = crate::tensor::unravel(p, &out_sp);
+                    let (mut s, mut a) = (0f64, 0f64);
+                    for ci in 0..cig {
+                        for t in 0..taps {
+                            let kt = &tap_idx[t];
+                            let mut flat = 0usize;
+                            let mut inside = true;
+                            for i in 0..spatial {
+                                let pos = (o[i] * c.strides[i] as usize
+                                    + kt[i] * c.dilations[i] as usize)
+                                    as isize
+                                    - pads[i] as isize;
+                                if pos < 0 || pos as usize >= xsp[i] {
+                                    inside = false;
+                                }
+                                flat = flat * xsp[i] + pos.max(0) as usize;
+                            }
+                            if !inside {
+                                continue;
+                            }
+                            let xv = x[(n * channels + grp * cig + ci) * in_plane + flat];
+                            let wv = w[(co * cig + ci) * taps + t];
+                            s += xv * wv;
+                            a += (xv * wv).abs();
+                        }
+                    }
+                    vals.push(s);
+                    abs.push(a);
+                }
+            }
+        }
+        (shape, vals, abs)
+    }
+
+    fn op_of(c: &Case) -> Convolution {
+        op(
+            c.grouped,
+            &c.strides,
+            &c.dilations,
+            &c.pads_begin,
+            &c.pads_end,
+            c.auto_pad,
+        )
+    }
+
+    fn k_of(c: &Case) -> usize {
+        let extra = if c.grouped { 3 } else { 2 };
+        c.filters[extra - 1..].iter().product()
+    }
+
+    #[test]
+    fn floats_match_the_float64_reference() {
+        for (idx, c) in cases().iter().enumerate() {
+            let o = op_of(c);
+            let (nx, nw) = (c.data.iter().product(), c.filters.iter().product());
+            let x = uniform_for_test(nx, 2 * idx as u64 + 1, -1.0, 1.0);
+            let w = uniform_for_test(nw, 2 * idx as u64 + 2, -1.0, 1.0);
+            let f64s = |v: &[f32]| v.iter().map(|&a| a as f64).collect::<Vec<_>>();
+            let (shape, want, abs) = reference(c, &f64s(&x), &f64s(&w));
+            let k = k_of(c);
+            // GEMM: blocks of 256 summed in order; depthwise: recursive summation.
+            let units = (k.min(256) + k.div_ceil(256) + 1) as f64;
+            let (got_shape, got) = run(&o, &c.data, x.clone(), &c.filters, w.clone());
+            assert_eq!(got_shape, shape, "case {idx}");
+            for (j, ((&g, &r), &a)) in got.iter().zip(&want).zip(&abs).enumerate() {
+                let err = (g as f64 - r).abs();
+                assert!(
+                    err <= units * 2f64.powi(-24) * a,
+                    "case {idx} f32 element {j}: {g} vs {r} (Σ|wx| {a})"
+                );
+            }
+            let (_, got64) = run(&o, &c.data, f64s(&x), &c.filters, f64s(&w));
+            for (j, ((&g, &r), &a)) in got64.iter().zip(&want).zip(&abs).enumerate() {
+                let err = (g - r).abs();
+                assert!(
+                    err <= units * 2f64.powi(-53) * a,
+                    "case {idx} f64 element {j}: {g} vs {r}"
+                );
+            }
+            // f16 and bf16: the f32 computation on the widened inputs, rounded once.
+            let x16: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
+            let w16: Vec<f16> = w.iter().map(|&v| f16::from_f32(v)).collect();
+            let (_, want16) = run(
+                &o,
+                &c.data,
+                x16.iter().map(|v| v.to_f32()).collect(),
+                &c.filters,
+                w16.iter().map(|v| v.to_f32()).collect(),
+            );
+            let (_, got16) = run(&o, &c.data, x16, &c.filters, w16);
+            let want16: Vec<f16> = want16.iter().map(|&v| f16::from_f32(v)).collect();
+            assert_eq!(got16, want16, "case {idx} f16");
+            let xb: Vec<bf16> = x.iter().map(|&v| bf16::from_f32(v)).collect();
+            let wb: Vec<bf16> = w.iter().map(|&v| bf16::from_f32(v)).collect();
+            let (_, wantb) = run(
+                &o,
+                &c.data,
+                xb.iter().map(|v| v.to_f32()).collect(),
+                &c.filters,
+                wb.iter().map(|v| v.to_f32()).collect(),
+            );
+            let (_, gotb) = run(&o, &c.data, xb, &c.filters, wb);
+            let wantb: Vec<bf16> = wantb.iter().map(|&v| bf16::from_f32(v)).collect();
+            assert_eq!(gotb, wantb, "case {idx} bf16");
+        }
+    }
+
+    #[test]
+    fn integers_are_exact() {
+        // Small values (exact in f64), then wrapped to the type.
+        for (idx, c) in cases()
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 3 == 0 || *i == 11)
+        {
+            let o = op_of(c);
+            let (nx, nw) = (c.data.iter().product(), c.filters.iter().product());
+            let small = |n, seed| -> Vec<i64> {
+                uniform_for_test(n, seed, -8.0, 8.0)
+                    .iter()
+                    .map(|v| v.floor() as i64)
+                    .collect()
+            };
+            let (x, w) = (small(nx, idx as u64 + 7), small(nw, idx as u64 + 8));
+            let f = |v: &[i64]| v.iter().map(|&a| a as f64).collect::<Vec<_>>();
+            let (_, want, _) = reference(c, &f(&x), &f(&w));
+            let (_, got) = run(&o, &c.data, x.clone(), &c.filters, w.clone());
+            assert_eq!(
+                got,
+                want.iter().map(|&v| v as i64).collect::<Vec<_>>(),
+                "case {idx} i64"
+            );
+            let (_, got) = run(
+                &o,
+                &c.data,
+                x.iter().map(|&v| v as i8).collect(),
+                &c.filters,
+                w.iter().map(|&v| v as i8).collect(),
+            );
+            assert_eq!(
+                got,
+                want.iter().map(|&v| v as i64 as i8).collect::<Vec<_>>(),
+                "case {idx} i8"
+            );
+            let (_, got) = run(
+                &o,
+                &c.data,
+                x.iter().map(|&v| v as u16).collect(),
+                &c.filters,
+                w.iter().map(|&v| v as u16).collect(),
+            );
+            assert_eq!(
+                got,
+                want.iter().map(|&v| v as i64 as u16).collect::<Vec<_>>(),
+                "case {idx} u16"
+            );
+        }
+    }
+
+    #[test]
+    fn the_same_bits_at_any_thread_count() {
+        // The GEMM (gathered, in place, output-channel blocks) and depthwise paths.
+        let picks = [0usize, 4, 8, 11, 12, 15, 18];
+        let all = cases();
+        for &i in &picks {
+            let c = &all[i];
+            let o = op_of(c);
+            let (nx, nw) = (c.data.iter().product(), c.filters.iter().product());
+            let x = uniform_for_test(nx, 100 + i as u64, -1.0, 1.0);
+            let w = uniform_for_test(nw, 200 + i as u64, -1.0, 1.0);
+            let runs: Vec<Vec<u32>> = [1, 2, 4]
+                .iter()
+                .map(|&t| {
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(t)
+                        .build()
+                        .unwrap();
+                    pool.install(|| run(&o, &c.data, x.clone(), &c.filters, w.clone()).1)
+                        .iter()
+                        .map(|v| v.to_bits())
+                        .collect()
+                })
+                .collect();
+            assert!(runs[1] == runs[0] && runs[2] == runs[0], "case {i}");
+        }
+    }
+
+    #[test]
+    fn pointwise_in_place_gives_the_gathered_bits() {
+        // The fixed K order: reading the data in place or through im2col is the same GEMM.
+        let c = &cases()[8];
+        let o = op_of(c);
+        let g = o.geometry(&c.data, &c.filters).unwrap();
+        assert!(g.pointwise() && !g.depthwise());
+        let x = uniform_for_test(c.data.iter().product(), 5, -1.0, 1.0);
+        let w = uniform_for_test(c.filters.iter().product(), 6, -1.0, 1.0);
+        let n = g.output_len().unwrap();
+        let (_, parts) = plan(&g, 4);
+        let (mut a, mut b) = (vec![0f32; n], vec![0f32; n]);
+        gemm_conv(&g, &x, Some(&x), &w, &mut a, &parts, |v| v);
+        gemm_conv(&g, &x, None, &w, &mut b, &parts, |v: f32| v);
+        assert_eq!(a, b);
+        assert_eq!(run(&o, &c.data, x, &c.filters, w).1, a);
+    }
+
+    #[test]
+    fn sizes_are_checked_before_allocating() {
+        let o = op(false, &[1, 1], &[1, 1], &[0, 0], &[0, 0], AutoPad::Explicit);
+        let x = tensor_for_test(&[1, 1, 100, 100], vec![1f32; 10_000]);
+        let w = tensor_for_test(&[64, 1, 3, 3], vec![1f32; 576]);
+        let err = eval_for_test(&o, &[x.clone(), w.clone()], 1 << 16).unwrap_err();
+        assert!(matches!(err, EvalError::Memory(_)), "{err}");
+        assert!(eval_for_test(&o, &[x, w], 64 << 20).is_ok());
+        let xi = tensor_for_test(&[1, 1, 100, 100], vec![1i32; 10_000]);
+        let wi = tensor_for_test(&[64, 1, 3, 3], vec![1i32; 576]);
+        assert!(matches!(
+            eval_for_test(&o, &[xi, wi], 1 << 16),
+            Err(EvalError::Memory(_))
+        ));
+        // Huge pads: the output's size is refused, not allocated.
+        let o = op(false, &[1], &[1], &[1 << 40], &[0], AutoPad::Explicit);
+        let x = tensor_for_test(&[1, 1, 1], vec![1f32]);
+        let w = tensor_for_test(&[1, 1, 1], vec![1f32]);
+        let err = eval_for_test(&o, &[x, w], 1 << 30).unwrap_err();
+        assert!(matches!(err, EvalError::Memory(_)), "{err}");
+    }
+
+    #[test]
+    fn execution_refuses_what_inference_refuses() {
+        let o = o_plain1();
+        let bad = |ds: &[usize], fs: &[usize]| {
+            let x = tensor_for_test(ds, vec![0f32; ds.iter().product()]);
+            let w = tensor_for_test(fs, vec![0f32; fs.iter().product()]);
+            eval_for_test(&o, &[x, w], u64::MAX)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(bad(&[1, 2, 5], &[1, 3, 3]).contains("channels"));
+        assert!(bad(&[1, 2, 2], &[1, 2, 3]).contains("the kernel spans 3"));
+        assert!(bad(&[1, 2, 2, 2], &[1, 2, 1, 1]).contains("strides has 1 value"));
+        let x = tensor_for_test(&[1, 1, 3], vec![0f32; 3]);
+        let w = tensor_for_test(&[1, 1, 1], vec![0f64]);
+        assert!(matches!(
+            eval_for_test(&o, &[x, w], u64::MAX),
+            Err(EvalError::Types(..))
+        ));
+        // Empty batch and empty channels give empty and zero outputs.
+        let x = tensor_for_test(&[0, 2, 4], Vec::<f32>::new());
+        let w = tensor_for_test(&[3, 2, 2], vec![1f32; 12]);
+        let got = eval_for_test(&o, &[x, w], u64::MAX).unwrap();
+        assert_eq!(got.shape(), &[0, 3, 3]);
+        let (shape, v) = run(&o, &[1, 0, 4], Vec::<f32>::new(), &[3, 0, 2], Vec::new());
+        assert_eq!((shape, v), (vec![1, 3, 3], vec![0f32; 9]));
+    }
+}
