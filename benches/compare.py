@@ -7,7 +7,7 @@ inference precision so the CPU plugin computes in the model's own precision) at 
 threads, and prints the median latencies and their ratio (OpenVINO / ovir: above 1 means
 ovir is faster). With gcc and an AVX-512 CPU it also measures the hand-written C floor of each
 workload (benches/floor.c) in the same run and prints ovir / floor. Also measures the whole-process time of `ovir run` on a tiny sample and the
-peak RSS of `ovir run` on the [64,64,64,64] model.
+peak RSS of `ovir run` on the [64,64,64,64] model and on resnet50.
 
     .venv/bin/python benches/compare.py --ovir target/release/ovir [--seconds 3]
 """
@@ -159,7 +159,39 @@ def workloads():
     w["f32 gather embeddings [30522,768] by [8,512]"] = model("gather_embeddings", ops.gather(table, idx, ops.constant(np.int64(0))), [idx])
     q, k, v = param("q", f32, [1, 12, 128, 64]), param("k", f32, [1, 12, 128, 64]), param("v", f32, [1, 12, 128, 64])
     w["f32 sdpa causal [1,12,128,64]"] = model("sdpa_causal", ops.scaled_dot_product_attention(q, k, v, causal=True), [q, k, v])
+    # Convolution, pooling and resizing (issue 20).
+    rng = np.random.default_rng(20)
+    x = param("x", f32, [1, 64, 56, 56])
+    wt = ops.constant((rng.standard_normal((64, 64, 3, 3)) * 0.05).astype(np.float32))
+    w["f32 conv 3x3 64->64 [1,64,56,56]"] = model("conv3x3", ops.convolution(x, wt, [1, 1], [1, 1], [1, 1], [1, 1]), [x])
+    x = param("x", f32, [1, 256, 56, 56])
+    wt = ops.constant((rng.standard_normal((64, 256, 1, 1)) * 0.05).astype(np.float32))
+    w["f32 conv 1x1 256->64 [1,256,56,56]"] = model("conv1x1", ops.convolution(x, wt, [1, 1], [0, 0], [0, 0], [1, 1]), [x])
+    x = param("x", f32, [1, 144, 56, 56])
+    wt = ops.constant((rng.standard_normal((144, 1, 1, 3, 3)) * 0.2).astype(np.float32))
+    w["f32 depthwise 3x3 [1,144,56,56]"] = model("depthwise3x3", ops.group_convolution(x, wt, [1, 1], [1, 1], [1, 1], [1, 1]), [x])
+    x = param("x", f32, [1, 64, 112, 112])
+    w["f32 maxpool 3x3 s2 [1,64,112,112]"] = model("maxpool", ops.max_pool(x, [2, 2], [1, 1], [1, 1], [1, 1], [3, 3])[0], [x])
+    x = param("x", f32, [1, 256, 28, 28])
+    w["f32 avgpool 3x3 s1 [1,256,28,28]"] = model("avgpool", ops.avg_pool(x, [1, 1], [1, 1], [1, 1], [3, 3], False), [x])
+    x = param("x", f32, [1, 64, 80, 80])
+    w["f32 resize x2 linear [1,64,80,80]"] = model("resize_linear", ops.interpolate(
+        x, ops.constant(np.array([2.0, 2.0], np.float32)), "linear", "scales",
+        axes=ops.constant(np.array([2, 3], np.int64))), [x])
     return w
+
+
+# Whole models (issue 20): the f32 IRs tests/differential/cnn.py builds into target/cnn.
+BENCH_MODELS = ["resnet50_random", "squeezenet_random", "shufflenet_random", "densenet121_random",
+                "inception_v1_random", "ocr_det", "ocr_rec", "ocr_cls", "magika"]
+
+
+def model_ir(name):
+    sys.path.insert(0, str(ROOT / "tests" / "differential"))
+    import cnn
+    cache = ROOT / "target" / "cnn"
+    [(n, m, shape, _)] = cnn.prepare(cache, [name])
+    return cnn.ir_for(cache, n, m, shape, "f32")
 
 
 def ovir_median(ovir, xml, threads, seconds):
@@ -231,13 +263,17 @@ def main():
           f"median of {max(1, args.repeat)}")
     print(f"{'workload':40} {'thr':>3} {'ovir ms':>9} {'OpenVINO ms':>11} {'OV/ovir':>8}"
           + (f" {'floor ms':>9} {'ovir/floor':>10}" if floor else ""))
-    for name, m in workloads().items():
+    items = list(workloads().items()) + [(f"model {n}", None) for n in BENCH_MODELS]
+    for name, m in items:
         if args.only and not any(part in name for part in args.only.split(",")):
             continue
-        d = OUT / m.get_friendly_name()
-        d.mkdir(exist_ok=True)
-        xml = d / "model.xml"
-        ov.save_model(m, str(xml), compress_to_fp16=False)
+        if m is None:
+            xml = model_ir(name.removeprefix("model "))
+        else:
+            d = OUT / m.get_friendly_name()
+            d.mkdir(exist_ok=True)
+            xml = d / "model.xml"
+            ov.save_model(m, str(xml), compress_to_fp16=False)
         for threads in (1, 2):
             mine, theirs, floors = [], [], []
             for _ in range(max(1, args.repeat)):
@@ -273,6 +309,15 @@ def main():
         io = 3 * 64 ** 4 * 4 / 1024
         print(f"peak RSS of ovir run on [64,64,64,64] f32 sub: {rss / 1024:.0f} MiB "
               f"(inputs + output = {io / 1024:.0f} MiB, ratio {rss / io:.2f})")
+        xml = model_ir("resnet50_random")
+        net = ov.Core().read_model(str(xml))
+        weights = xml.with_suffix(".bin").stat().st_size
+        act = max(o.get_element_type().size * int(np.prod(list(o.get_shape())))
+                  for op in net.get_ops() if op.get_type_name() != "Constant" for o in op.outputs())
+        rss = peak_rss_kib([args.ovir, "run", str(xml), "--random-inputs", "-o", str(xml.parent / "out")]) * 1024
+        bound = weights + 2 * act
+        print(f"peak RSS of ovir run on resnet50: {rss / 2**20:.0f} MiB; weights {weights / 2**20:.0f} MiB + "
+              f"2 x largest activation {act / 2**20:.1f} MiB = {bound / 2**20:.0f} MiB (ratio {rss / bound:.2f})")
 
 
 if __name__ == "__main__":

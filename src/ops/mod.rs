@@ -38,6 +38,7 @@ pub mod opset_table;
 pub mod packed;
 pub mod pad;
 pub mod parameter;
+pub mod pool;
 pub mod prelu;
 pub mod range;
 pub mod reduce;
@@ -374,6 +375,12 @@ const OWN: &[&OpDef] = &[
     &interpolate::INTERPOLATE_1,
     &interpolate::INTERPOLATE_4,
     &interpolate::INTERPOLATE_11,
+    &pool::MAX_POOL_1,
+    &pool::MAX_POOL_8,
+    &pool::MAX_POOL_14,
+    &pool::AVG_POOL_1,
+    &pool::AVG_POOL_14,
+    &pool::AVG_POOL_16,
 ];
 
 /// The newest opset OpenVINO has (from the measured table).

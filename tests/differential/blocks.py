@@ -195,6 +195,63 @@ def _sdpa(q, k, v, mask, scale, causal):
     return np.matmul(_softmax(w, -1), v)
 
 
+def _convolution(x, w, at):
+    """Convolution-1 in float64 (explicit and valid pads only)."""
+    if at["auto_pad"].lower() not in ("explicit", "notset", "valid"):
+        raise Unsupported(f"Convolution auto_pad {at['auto_pad']}")
+    nsp = x.ndim - 2
+    valid = at["auto_pad"].lower() == "valid"
+    pb = [0] * nsp if valid else list(at["pads_begin"])
+    pe = [0] * nsp if valid else list(at["pads_end"])
+    s, dl = list(at["strides"]), list(at["dilations"])
+    x = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + [(b, e) for b, e in zip(pb, pe)])
+    k = w.shape[2:]
+    out_sp = [(x.shape[2 + i] - ((k[i] - 1) * dl[i] + 1)) // s[i] + 1 for i in range(nsp)]
+    out = np.zeros((x.shape[0], w.shape[0], *out_sp))
+    for taps in np.ndindex(*k):
+        idx = tuple(slice(t * dl[i], t * dl[i] + (out_sp[i] - 1) * s[i] + 1, s[i]) for i, t in enumerate(taps))
+        patch = x[(slice(None), slice(None)) + idx]  # [N, C_IN, out...]
+        out += np.einsum("nc...,oc->no...", patch, w[(slice(None), slice(None)) + taps].astype(np.float64))
+    return out
+
+
+def _interpolate(op, a, at):
+    """Interpolate-4/11 in float64: mode linear without antialias (the triangle filter, which away
+    from the edges is linear interpolation and at them repeats the edge), half_pixel or
+    asymmetric coordinates, `sizes` given."""
+    if at["mode"] != "linear" or at["antialias"] or any(at["pads_begin"]) or any(at["pads_end"]):
+        raise Unsupported(f"Interpolate {at['mode']} antialias={at['antialias']}")
+    x = a[0].astype(np.float64)
+    v11 = op.get_type_info().version_id == "opset11"
+    has_axes = len(a) == (3 if v11 else 4)
+    axes = [int(v) % x.ndim for v in a[-1].reshape(-1)] if has_axes else list(range(x.ndim))
+    if at["shape_calculation_mode"] != "sizes":
+        raise Unsupported("Interpolate by scales")
+    sizes = [int(v) for v in a[1].reshape(-1)]
+    for ax, n_out in zip(axes, sizes):
+        n_in = x.shape[ax]
+        if n_in == n_out:
+            continue
+        scale = n_out / n_in
+        o = np.arange(n_out, dtype=np.float64)
+        mode = at["coordinate_transformation_mode"]
+        if mode == "half_pixel":
+            c = (o + 0.5) / scale - 0.5
+        elif mode == "asymmetric":
+            c = o / scale
+        else:
+            raise Unsupported(f"Interpolate coordinates {mode}")
+        c = np.clip(c, 0, n_in - 1)
+        lo = np.floor(c).astype(np.int64)
+        hi = np.minimum(lo + 1, n_in - 1)
+        f = c - lo
+        shape = [1] * x.ndim
+        shape[ax] = n_out
+        f = f.reshape(shape)
+        x = np.take(x, lo, axis=ax) * (1 - f) + np.take(x, hi, axis=ax) * f
+    return x
+
+
 BINARY = {
     "Add": np.add, "Subtract": np.subtract, "Multiply": np.multiply, "Power": np.power,
     "Maximum": np.maximum, "Minimum": np.minimum,
@@ -330,6 +387,10 @@ class F64Interpreter:
             mask = a[3] if len(a) > 3 else None
             scale = float(a[4].reshape(-1)[0]) if len(a) > 4 else None
             return _sdpa(a[0], a[1], a[2], mask, scale, at.get("causal", False))
+        if name == "Convolution":
+            return _convolution(a[0], a[1], at)
+        if name == "Interpolate":
+            return _interpolate(op, a, at)
         raise Unsupported(f"{name}-{op.get_type_info().version_id}")
 
 
