@@ -59,8 +59,9 @@ fn every_real_ir_checks_clean() {
         opaque += r.opaque.len();
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
-    // Most real models use ops ovir does not implement yet: they check around them.
-    assert!(opaque > 0);
+    // The committed real models no longer hold ops ovir does not implement (the large corpus
+    // may); checking around opaque layers is tested on ir_samples/opaque_layer below.
+    eprintln!("{opaque} opaque layers in {} real IRs", all.len());
 }
 
 #[test]
