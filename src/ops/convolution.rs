@@ -57,9 +57,10 @@ use rayon::prelude::*;
 
 use super::spatial::{Rule, Window};
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
+use crate::ElementType;
 use crate::num::Int;
 use crate::ops::kernel::{tensor_from, value_data, vectorised};
-use crate::ops::matmul::{Gemm, Shared};
+use crate::ops::matmul::{Gemm, Shared, narrow, widen};
 use crate::shape::{Dim, PartialShape, TensorType};
 use crate::tensor::{Element, Tensor, TypeSet};
 
@@ -167,6 +168,131 @@ pub(crate) fn dims_or_dynamic(s: &PartialShape, n: usize) -> Vec<Dim> {
         .map_or_else(|| vec![Dim::DYNAMIC; n], <[Dim]>::to_vec)
 }
 
+/// The one element type of the data and the filters (ports 0 and 1; a dynamic type takes the
+/// other's); `None` once two types are reported.
+pub(crate) fn one_type(cx: &mut InferCx<'_>, op: &str) -> Option<ElementType> {
+    let (d, f) = (cx.input(0).element_type, cx.input(1).element_type);
+    let dynamic = ElementType::Dynamic;
+    if d != f && d != dynamic && f != dynamic {
+        return cx.invalid(
+            1,
+            format!("the data is {d} and the filters {f}: {op}'s inputs have one type"),
+        );
+    }
+    Some(if d == dynamic { f } else { d })
+}
+
+/// The output channels from the data's channels `c` and the filters' dims `f`, whose input
+/// and output channels per group are dims `cin` and `cout` of the grouped form. Grouped: the
+/// groups (`f[0]`, narrowed so that `c` is the groups times `f[cin]`) times `f[cout]`;
+/// otherwise `f[cout − 1]`, `c` being `f[cin − 1]`. An error names the filters' port.
+pub(crate) fn out_channels(
+    grouped: bool,
+    c: Dim,
+    f: &[Dim],
+    cin: usize,
+    cout: usize,
+) -> Result<Dim, (usize, String)> {
+    if grouped {
+        let groups = group_count(c, f[0], f[cin]).ok_or_else(|| {
+            (
+                1,
+                format!(
+                    "the data has {c} channels, which is not the groups ({}, filters dim 0) times the input channels per group ({}, filters dim {cin})",
+                    f[0], f[cin]
+                ),
+            )
+        })?;
+        Ok(groups.times(f[cout]))
+    } else {
+        let (cin, cout) = (cin - 1, cout - 1);
+        c.merge(f[cin]).ok_or_else(|| {
+            (
+                1,
+                format!(
+                    "the data has {c} channels but the filters take {} input channels (filters dim {cin})",
+                    f[cin]
+                ),
+            )
+        })?;
+        Ok(f[cout])
+    }
+}
+
+/// Where index `i` and tap `t` meet along an axis of stride `s`, dilation `d` and begin pad
+/// `p`: `i·s + t·d − p`, if it lies in `0..extent`.
+#[inline(always)]
+pub(crate) fn meet(
+    i: usize,
+    t: usize,
+    s: usize,
+    d: usize,
+    p: usize,
+    extent: usize,
+) -> Option<usize> {
+    let j = (i * s + t * d) as isize - p as isize;
+    (j >= 0 && (j as usize) < extent).then_some(j as usize)
+}
+
+/// For tap `t` of an axis of stride `s`, dilation `d` and begin pad `p`: its offset `t·d − p`
+/// and the indices `lo..hi` (below `count`) whose `i·s + offset` lies in `0..extent`.
+#[inline(always)]
+pub(crate) fn span(
+    t: usize,
+    s: usize,
+    d: usize,
+    p: usize,
+    extent: usize,
+    count: usize,
+) -> (isize, usize, usize) {
+    let off = (t * d) as isize - p as isize;
+    let lo = if off >= 0 {
+        0
+    } else {
+        off.unsigned_abs().div_ceil(s)
+    };
+    let last = extent as isize - 1 - off;
+    let hi = if last < 0 {
+        0
+    } else {
+        (last as usize / s + 1).min(count)
+    };
+    (off, lo.min(hi), hi)
+}
+
+/// The column scratch a GEMM tile aims at (per thread).
+pub(crate) const SCRATCH_BYTES: usize = 1 << 20;
+
+/// The positions of a tile: as many as fill [`SCRATCH_BYTES`] with `rows` elements of `elem`
+/// bytes each, at least `fewest`, at most `positions` (and at least 1).
+pub(crate) fn tile_width(rows: usize, elem: usize, fewest: usize, positions: usize) -> usize {
+    (SCRATCH_BYTES / rows.saturating_mul(elem).max(1))
+        .max(fewest)
+        .min(positions)
+        .max(1)
+}
+
+/// The blocks `m0..m1` of the `channels` output channels that each of `base` parts is split
+/// into: one block when the parts are at least twice the threads, else enough for that, at
+/// most `most` (the bits depend on neither).
+pub(crate) fn channel_blocks(base: usize, channels: usize, most: usize) -> Vec<(usize, usize)> {
+    let threads = rayon::current_num_threads().max(1);
+    let split = if base == 0 || base >= 2 * threads {
+        1
+    } else {
+        (2 * threads).div_ceil(base).min(most).max(1)
+    };
+    let step = channels.div_ceil(split).max(1);
+    let mut blocks = Vec::with_capacity(split);
+    let mut m0 = 0;
+    while m0 < channels {
+        let m1 = (m0 + step).min(channels);
+        blocks.push((m0, m1));
+        m0 = m1;
+    }
+    blocks
+}
+
 impl Convolution {
     fn op_name(&self) -> &'static str {
         if self.grouped {
@@ -201,29 +327,7 @@ impl Convolution {
         self.window.validate(spatial).map_err(|e| (0, e))?;
         let d = dims_or_dynamic(data, 2 + spatial);
         let f = dims_or_dynamic(filters, extra + spatial);
-        let channels = if self.grouped {
-            let groups = group_count(d[1], f[0], f[2]).ok_or_else(|| {
-                (
-                    1,
-                    format!(
-                        "the data has {} channels, which is not the groups ({}, filters dim 0) times the input channels per group ({}, filters dim 2)",
-                        d[1], f[0], f[2]
-                    ),
-                )
-            })?;
-            groups.times(f[1])
-        } else {
-            d[1].merge(f[1]).ok_or_else(|| {
-                (
-                    1,
-                    format!(
-                        "the data has {} channels but the filters take {} input channels (filters dim 1)",
-                        d[1], f[1]
-                    ),
-                )
-            })?;
-            f[0]
-        };
+        let channels = out_channels(self.grouped, d[1], &f, 2, 1)?;
         let mut out = vec![d[0], channels];
         for i in 0..spatial {
             let axis = self
@@ -302,27 +406,8 @@ impl Op for Convolution {
 
     fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
         cx.require(0..2, TypeSet::NUMERIC)?;
+        let ty = one_type(cx, self.op_name())?;
         let (d, f) = (cx.input(0), cx.input(1));
-        let dynamic = crate::ElementType::Dynamic;
-        if d.element_type != f.element_type
-            && d.element_type != dynamic
-            && f.element_type != dynamic
-        {
-            return cx.invalid(
-                1,
-                format!(
-                    "the data is {} and the filters {}: {}'s inputs have one type",
-                    d.element_type,
-                    f.element_type,
-                    self.op_name()
-                ),
-            );
-        }
-        let ty = if d.element_type == dynamic {
-            f.element_type
-        } else {
-            d.element_type
-        };
         match self.shape(&d.shape, &f.shape) {
             Ok(s) => Some(vec![TensorType::new(ty, s)]),
             Err((port, why)) => cx.invalid(port, why),
@@ -409,28 +494,28 @@ impl Geometry {
     /// The index along axis `a` that output index `o` and tap `t` meet, if inside the data.
     #[inline(always)]
     fn at(&self, a: usize, o: usize, t: usize) -> Option<usize> {
-        let i = (o * self.stride[a] + t * self.dilation[a]) as isize - self.pad[a] as isize;
-        (i >= 0 && (i as usize) < self.input[a]).then_some(i as usize)
+        meet(
+            o,
+            t,
+            self.stride[a],
+            self.dilation[a],
+            self.pad[a],
+            self.input[a],
+        )
     }
 
     /// The offset along the last axis of tap `t` (`t·d − p`) and the output indices `lo..hi`
     /// whose `o·s + offset` lies in the data.
     #[inline(always)]
     fn row_span(&self, t: usize) -> (isize, usize, usize) {
-        let (s, n, out) = (self.stride[2], self.input[2], self.output[2]);
-        let off = (t * self.dilation[2]) as isize - self.pad[2] as isize;
-        let lo = if off >= 0 {
-            0
-        } else {
-            off.unsigned_abs().div_ceil(s)
-        };
-        let last = n as isize - 1 - off;
-        let hi = if last < 0 {
-            0
-        } else {
-            (last as usize / s + 1).min(out)
-        };
-        (off, lo.min(hi), hi)
+        span(
+            t,
+            self.stride[2],
+            self.dilation[2],
+            self.pad[2],
+            self.input[2],
+            self.output[2],
+        )
     }
 
     /// Checks that the inputs hold what the shapes say (the kernels index by the geometry).
@@ -634,8 +719,6 @@ fn im2col<S: Copy, F: Copy>(
     }
 }
 
-/// The column scratch aimed at per part (a tile of output positions).
-const SCRATCH_BYTES: usize = 1 << 20;
 /// The fewest output positions in a tile.
 const MIN_TILE: usize = 64;
 
@@ -655,28 +738,17 @@ struct Part {
 /// groups and tiles, and blocks of output channels when those are fewer than twice the
 /// threads (the bits depend on neither).
 fn plan(g: &Geometry, elem: usize) -> (usize, Vec<Part>) {
-    let (k, plane) = (g.k(), g.out_plane());
-    let tile = (SCRATCH_BYTES / k.saturating_mul(elem).max(1))
-        .max(MIN_TILE)
-        .min(plane)
-        .max(1);
+    let plane = g.out_plane();
+    let tile = tile_width(g.k(), elem, MIN_TILE, plane);
     let tiles = plane.div_ceil(tile);
     let base = g.batch * g.groups * tiles;
-    let threads = rayon::current_num_threads().max(1);
-    let split = if base == 0 || base >= 2 * threads {
-        1
-    } else {
-        (2 * threads).div_ceil(base).min(g.cog.div_ceil(16)).max(1)
-    };
-    let step = g.cog.div_ceil(split).max(1);
-    let mut parts = Vec::with_capacity(base * split);
+    let blocks = channel_blocks(base, g.cog, g.cog.div_ceil(16));
+    let mut parts = Vec::with_capacity(base * blocks.len());
     for n in 0..g.batch {
         for grp in 0..g.groups {
             for t in 0..tiles {
                 let (p0, p1) = (t * tile, ((t + 1) * tile).min(plane));
-                let mut m0 = 0;
-                while m0 < g.cog {
-                    let m1 = (m0 + step).min(g.cog);
+                for &(m0, m1) in &blocks {
                     parts.push(Part {
                         n,
                         g: grp,
@@ -685,7 +757,6 @@ fn plan(g: &Geometry, elem: usize) -> (usize, Vec<Part>) {
                         m0,
                         m1,
                     });
-                    m0 = m1;
                 }
             }
         }
@@ -762,9 +833,7 @@ fn float_conv<'w, S: Copy + Sync, F: Gemm + Acc>(
     extra: u64,
     wide: impl Fn(S) -> F + Copy + Sync,
 ) -> Result<Vec<F>, EvalError> {
-    let n = g
-        .output_len()
-        .ok_or_else(|| EvalError::Invalid("the convolution's output is too large".into()))?;
+    let n = g.output_len().ok_or_else(too_large_output)?;
     let size = std::mem::size_of::<F>();
     let direct_path = g.depthwise();
     let (tile, parts) = if direct_path || n == 0 || g.k() == 0 {
@@ -799,6 +868,10 @@ fn float_conv<'w, S: Copy + Sync, F: Gemm + Acc>(
         gemm_conv(g, x, pointwise, &w, &mut out, &parts, wide);
     }
     Ok(out)
+}
+
+fn too_large_output() -> EvalError {
+    EvalError::Invalid("the convolution's output is too large".into())
 }
 
 /// An element type the convolution computes on.
@@ -836,7 +909,6 @@ macro_rules! widened {
                 x: &[$t],
                 w: &[$t],
             ) -> Result<Vec<$t>, EvalError> {
-                use half::slice::HalfFloatSliceExt;
                 let n = g.output_len().unwrap_or(usize::MAX) as u64;
                 // The f32 filters, and the output in the type.
                 let extra = (w.len() as u64).saturating_mul(4).saturating_add(n.saturating_mul(2));
@@ -845,22 +917,31 @@ macro_rules! widened {
                     g,
                     x,
                     None,
-                    || {
-                        let mut w32 = vec![0f32; w.len()];
-                        w.convert_to_f32_slice(&mut w32);
-                        Cow::Owned(w32)
-                    },
+                    || Cow::Owned(widen(w)),
                     extra,
                     |v: $t| v.to_f32(),
                 )?;
-                let mut out = vec![<$t>::ZERO; wide.len()];
-                out.convert_from_f32_slice(&wide);
-                Ok(out)
+                Ok(narrow(&wide))
             }
         }
     )*};
 }
 widened!(half::f16 half::bf16);
+
+/// An integer convolution: the direct loop, exact.
+fn exact_conv<T: Element + Acc>(
+    cx: &EvalCx<'_>,
+    g: &Geometry,
+    x: &[T],
+    w: &[T],
+) -> Result<Vec<T>, EvalError> {
+    let n = g.output_len().ok_or_else(too_large_output)?;
+    cx.reserve(T::TYPE, n)?;
+    g.check(x.len(), w.len())?;
+    let mut out = vec![<T as Acc>::ZERO; n];
+    direct(g, x, w, &mut out, |v| v);
+    Ok(out)
+}
 
 macro_rules! exact {
     ($($t:ty)*) => {$(
@@ -871,14 +952,7 @@ macro_rules! exact {
                 x: &[$t],
                 w: &[$t],
             ) -> Result<Vec<$t>, EvalError> {
-                let n = g
-                    .output_len()
-                    .ok_or_else(|| EvalError::Invalid("the convolution's output is too large".into()))?;
-                cx.reserve(<$t as Element>::TYPE, n)?;
-                g.check(x.len(), w.len())?;
-                let mut out = vec![0 as $t; n];
-                direct(g, x, w, &mut out, |v| v);
-                Ok(out)
+                exact_conv(cx, g, x, w)
             }
         }
     )*};
@@ -894,6 +968,7 @@ mod tests {
     use crate::ops::context::{
         eval_for_test, inferred_shape_for_test, parsed_for_test, tensor_for_test, uniform_for_test,
     };
+    use crate::ops::matmul::bits_at_thread_counts;
     use crate::ops::spatial::AutoPad;
 
     fn op(grouped: bool, s: &[u64], d: &[u64], pb: &[u64], pe: &[u64], ap: AutoPad) -> Convolution {
@@ -1169,65 +1244,30 @@ mod tests {
     #[test]
     fn small_cases_by_hand() {
         use AutoPad::*;
-        // 1D: [1,2,3,4] ⋆ [1,10,100].
-        let o = op(false, &[1], &[1], &[0], &[0], Explicit);
-        let got = run(
-            &o,
-            &[1, 1, 4],
-            vec![1f32, 2., 3., 4.],
-            &[1, 1, 3],
-            vec![1., 10., 100.],
-        );
-        assert_eq!(got, (vec![1, 1, 2], vec![321., 432.]));
-        // Padded both sides, stride 2: windows at -1 and 1 over [0,1,2,3,4,0].
-        let o = op(false, &[2], &[1], &[1], &[1], Explicit);
-        let got = run(
-            &o,
-            &[1, 1, 4],
-            vec![1f32, 2., 3., 4.],
-            &[1, 1, 3],
-            vec![1., 10., 100.],
-        );
-        assert_eq!(got.1, vec![210., 432.]);
-        // Pads 1 and 2: a third window, [4,0,0].
-        let o = op(false, &[2], &[1], &[1], &[2], Explicit);
-        let got = run(
-            &o,
-            &[1, 1, 4],
-            vec![1f32, 2., 3., 4.],
-            &[1, 1, 3],
-            vec![1., 10., 100.],
-        );
-        assert_eq!(got.1, vec![210., 432., 4.]);
+        let e = |s, d, pb, pe| op(false, &[s], &[d], &[pb], &[pe], Explicit);
+        let a = |ap| op(false, &[1], &[1], &[], &[], ap);
+        let (x4, k3) = (&[1f32, 2., 3., 4.][..], &[1f32, 10., 100.][..]);
+        let (x3, k2) = (&[1f32, 2., 3.][..], &[1f32, 10.][..]);
+        for (o, x, w, want) in [
+            // 1D: [1,2,3,4] ⋆ [1,10,100].
+            (e(1, 1, 0, 0), x4, k3, &[321f32, 432.][..]),
+            // Padded both sides, stride 2: windows at -1 and 1 over [0,1,2,3,4,0].
+            (e(2, 1, 1, 1), x4, k3, &[210., 432.]),
+            // Pads 1 and 2: a third window, [4,0,0].
+            (e(2, 1, 1, 2), x4, k3, &[210., 432., 4.]),
+            // same_lower, kernel 2: the pad at the begin.
+            (a(SameLower), x3, k2, &[10., 21., 32.]),
+            (a(SameUpper), x3, k2, &[21., 32., 3.]),
+        ] {
+            assert_eq!(run1(&o, x, w), (vec![1, 1, want.len()], want.to_vec()));
+        }
         // Dilation 2: taps 0, 2, 4.
-        let o = op(false, &[1], &[2], &[0], &[0], Explicit);
-        let got = run(
-            &o,
-            &[1, 1, 6],
-            vec![1f64, 2., 3., 4., 5., 6.],
-            &[1, 1, 3],
-            vec![1., 10., 100.],
+        let got = run1(
+            &e(1, 2, 0, 0),
+            &[1f64, 2., 3., 4., 5., 6.],
+            &[1., 10., 100.],
         );
         assert_eq!(got.1, vec![531., 642.]);
-        // same_lower, kernel 2: the pad at the begin.
-        let o = op(false, &[1], &[1], &[], &[], SameLower);
-        let got = run(
-            &o,
-            &[1, 1, 3],
-            vec![1f32, 2., 3.],
-            &[1, 1, 2],
-            vec![1., 10.],
-        );
-        assert_eq!(got.1, vec![10., 21., 32.]);
-        let o = op(false, &[1], &[1], &[], &[], SameUpper);
-        let got = run(
-            &o,
-            &[1, 1, 3],
-            vec![1f32, 2., 3.],
-            &[1, 1, 2],
-            vec![1., 10.],
-        );
-        assert_eq!(got.1, vec![21., 32., 3.]);
         // 2D, two input channels, two filters, a 2×2 kernel over 3×3.
         let o = op(false, &[1, 1], &[1, 1], &[0, 0], &[0, 0], Explicit);
         let x: Vec<f32> = (1..=18).map(|v| v as f32).collect();
@@ -1255,30 +1295,20 @@ mod tests {
             (vec![1, 4, 2], vec![3., 5., -1., -1., 20., 40., 40., 60.])
         );
         // Integers wrap: 100·2 + 100·1 = 300 ≡ 44 (i8).
-        let got = run(
-            &o_plain1(),
-            &[1, 1, 2],
-            vec![100i8, 100],
-            &[1, 1, 2],
-            vec![2i8, 1],
-        );
-        assert_eq!(got.1, vec![44]);
-        let got = run(
-            &o_plain1(),
-            &[1, 1, 1],
-            vec![i64::MAX],
-            &[1, 1, 1],
-            vec![2i64],
-        );
-        assert_eq!(got.1, vec![-2]);
-        let got = run(
-            &o_plain1(),
-            &[1, 1, 2],
-            vec![200u8, 100],
-            &[1, 1, 2],
-            vec![1u8, 1],
-        );
-        assert_eq!(got.1, vec![44]);
+        assert_eq!(run1(&o_plain1(), &[100i8, 100], &[2, 1]).1, vec![44]);
+        assert_eq!(run1(&o_plain1(), &[i64::MAX], &[2]).1, vec![-2]);
+        assert_eq!(run1(&o_plain1(), &[200u8, 100], &[1, 1]).1, vec![44]);
+    }
+
+    /// [`run`] on one image of one channel and one filter of one channel (1D).
+    fn run1<T: Element>(o: &Convolution, x: &[T], w: &[T]) -> (Vec<usize>, Vec<T>) {
+        run(
+            o,
+            &[1, 1, x.len()],
+            x.to_vec(),
+            &[1, 1, w.len()],
+            w.to_vec(),
+        )
     }
 
     fn o_plain1() -> Convolution {
@@ -1321,203 +1351,33 @@ mod tests {
         }
     }
 
+    #[rustfmt::skip]
     fn cases() -> Vec<Case> {
         use AutoPad::*;
         vec![
-            case(
-                &[2, 3, 11],
-                &[4, 3, 3],
-                false,
-                &[1],
-                &[1],
-                &[0],
-                &[0],
-                Explicit,
-            ),
-            case(
-                &[1, 2, 17],
-                &[3, 2, 4],
-                false,
-                &[3],
-                &[2],
-                &[2],
-                &[1],
-                Explicit,
-            ),
-            case(
-                &[1, 4, 9],
-                &[2, 2, 2, 3],
-                true,
-                &[2],
-                &[1],
-                &[],
-                &[],
-                SameUpper,
-            ),
-            case(
-                &[1, 3, 7, 9],
-                &[5, 3, 3, 3],
-                false,
-                &[1, 1],
-                &[1, 1],
-                &[1, 1],
-                &[1, 1],
-                Explicit,
-            ),
-            case(
-                &[2, 3, 10, 9],
-                &[4, 3, 3, 2],
-                false,
-                &[2, 3],
-                &[1, 2],
-                &[0, 1],
-                &[2, 0],
-                Explicit,
-            ),
-            case(
-                &[1, 2, 8, 8],
-                &[3, 2, 4, 4],
-                false,
-                &[2, 2],
-                &[1, 1],
-                &[9, 9],
-                &[9, 9],
-                SameUpper,
-            ),
-            case(
-                &[1, 2, 8, 7],
-                &[3, 2, 4, 3],
-                false,
-                &[3, 2],
-                &[1, 1],
-                &[],
-                &[],
-                SameLower,
-            ),
-            case(
-                &[1, 2, 8, 7],
-                &[3, 2, 4, 3],
-                false,
-                &[1, 1],
-                &[2, 1],
-                &[5, 5],
-                &[5, 5],
-                Valid,
-            ),
+            case(&[2, 3, 11], &[4, 3, 3], false, &[1], &[1], &[0], &[0], Explicit),
+            case(&[1, 2, 17], &[3, 2, 4], false, &[3], &[2], &[2], &[1], Explicit),
+            case(&[1, 4, 9], &[2, 2, 2, 3], true, &[2], &[1], &[], &[], SameUpper),
+            case(&[1, 3, 7, 9], &[5, 3, 3, 3], false, &[1, 1], &[1, 1], &[1, 1], &[1, 1], Explicit),
+            case(&[2, 3, 10, 9], &[4, 3, 3, 2], false, &[2, 3], &[1, 2], &[0, 1], &[2, 0], Explicit),
+            case(&[1, 2, 8, 8], &[3, 2, 4, 4], false, &[2, 2], &[1, 1], &[9, 9], &[9, 9], SameUpper),
+            case(&[1, 2, 8, 7], &[3, 2, 4, 3], false, &[3, 2], &[1, 1], &[], &[], SameLower),
+            case(&[1, 2, 8, 7], &[3, 2, 4, 3], false, &[1, 1], &[2, 1], &[5, 5], &[5, 5], Valid),
             // Pointwise (in place), and pointwise with stride 2 (gathered).
-            case(
-                &[2, 16, 5, 6],
-                &[7, 16, 1, 1],
-                false,
-                &[1, 1],
-                &[1, 1],
-                &[0, 0],
-                &[0, 0],
-                Explicit,
-            ),
-            case(
-                &[1, 8, 9, 9],
-                &[5, 8, 1, 1],
-                false,
-                &[2, 2],
-                &[1, 1],
-                &[0, 0],
-                &[0, 0],
-                Explicit,
-            ),
+            case(&[2, 16, 5, 6], &[7, 16, 1, 1], false, &[1, 1], &[1, 1], &[0, 0], &[0, 0], Explicit),
+            case(&[1, 8, 9, 9], &[5, 8, 1, 1], false, &[2, 2], &[1, 1], &[0, 0], &[0, 0], Explicit),
             // Groups, depthwise, depthwise with multiplier 2 and with strides and dilation.
-            case(
-                &[1, 6, 7, 7],
-                &[3, 2, 2, 3, 3],
-                true,
-                &[1, 1],
-                &[1, 1],
-                &[1, 1],
-                &[1, 1],
-                Explicit,
-            ),
-            case(
-                &[2, 5, 9, 8],
-                &[5, 1, 1, 3, 3],
-                true,
-                &[1, 1],
-                &[1, 1],
-                &[1, 1],
-                &[1, 1],
-                Explicit,
-            ),
-            case(
-                &[1, 4, 12, 11],
-                &[4, 2, 1, 3, 3],
-                true,
-                &[2, 2],
-                &[1, 1],
-                &[],
-                &[],
-                SameUpper,
-            ),
-            case(
-                &[1, 3, 12, 11],
-                &[3, 1, 1, 5, 3],
-                true,
-                &[2, 1],
-                &[2, 3],
-                &[2, 0],
-                &[1, 3],
-                Explicit,
-            ),
-            case(
-                &[1, 3, 12, 11],
-                &[3, 1, 1, 5, 3],
-                true,
-                &[1, 3],
-                &[1, 1],
-                &[],
-                &[],
-                SameLower,
-            ),
+            case(&[1, 6, 7, 7], &[3, 2, 2, 3, 3], true, &[1, 1], &[1, 1], &[1, 1], &[1, 1], Explicit),
+            case(&[2, 5, 9, 8], &[5, 1, 1, 3, 3], true, &[1, 1], &[1, 1], &[1, 1], &[1, 1], Explicit),
+            case(&[1, 4, 12, 11], &[4, 2, 1, 3, 3], true, &[2, 2], &[1, 1], &[], &[], SameUpper),
+            case(&[1, 3, 12, 11], &[3, 1, 1, 5, 3], true, &[2, 1], &[2, 3], &[2, 0], &[1, 3], Explicit),
+            case(&[1, 3, 12, 11], &[3, 1, 1, 5, 3], true, &[1, 3], &[1, 1], &[], &[], SameLower),
             // 3D.
-            case(
-                &[1, 2, 5, 6, 7],
-                &[3, 2, 2, 3, 2],
-                false,
-                &[1, 2, 1],
-                &[1, 1, 2],
-                &[1, 0, 1],
-                &[0, 1, 1],
-                Explicit,
-            ),
-            case(
-                &[1, 4, 5, 5, 5],
-                &[2, 2, 2, 3, 3, 3],
-                true,
-                &[2, 2, 2],
-                &[1, 1, 1],
-                &[],
-                &[],
-                SameUpper,
-            ),
-            case(
-                &[1, 3, 6, 5, 4],
-                &[3, 1, 1, 3, 3, 3],
-                true,
-                &[1, 1, 1],
-                &[1, 1, 1],
-                &[1, 1, 1],
-                &[1, 1, 1],
-                Explicit,
-            ),
+            case(&[1, 2, 5, 6, 7], &[3, 2, 2, 3, 2], false, &[1, 2, 1], &[1, 1, 2], &[1, 0, 1], &[0, 1, 1], Explicit),
+            case(&[1, 4, 5, 5, 5], &[2, 2, 2, 3, 3, 3], true, &[2, 2, 2], &[1, 1, 1], &[], &[], SameUpper),
+            case(&[1, 3, 6, 5, 4], &[3, 1, 1, 3, 3, 3], true, &[1, 1, 1], &[1, 1, 1], &[1, 1, 1], &[1, 1, 1], Explicit),
             // K = 64·9 = 576 (three blocks of the GEMM) over 900 positions (two tiles).
-            case(
-                &[1, 64, 30, 30],
-                &[40, 64, 3, 3],
-                false,
-                &[1, 1],
-                &[1, 1],
-                &[1, 1],
-                &[1, 1],
-                Explicit,
-            ),
+            case(&[1, 64, 30, 30], &[40, 64, 3, 3], false, &[1, 1], &[1, 1], &[1, 1], &[1, 1], Explicit),
         ]
     }
 
@@ -1653,31 +1513,33 @@ mod tests {
                 );
             }
             // f16 and bf16: the f32 computation on the widened inputs, rounded once.
-            let x16: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
-            let w16: Vec<f16> = w.iter().map(|&v| f16::from_f32(v)).collect();
-            let (_, want16) = run(
-                &o,
-                &c.data,
-                x16.iter().map(|v| v.to_f32()).collect(),
-                &c.filters,
-                w16.iter().map(|v| v.to_f32()).collect(),
-            );
-            let (_, got16) = run(&o, &c.data, x16, &c.filters, w16);
-            let want16: Vec<f16> = want16.iter().map(|&v| f16::from_f32(v)).collect();
-            assert_eq!(got16, want16, "case {idx} f16");
-            let xb: Vec<bf16> = x.iter().map(|&v| bf16::from_f32(v)).collect();
-            let wb: Vec<bf16> = w.iter().map(|&v| bf16::from_f32(v)).collect();
-            let (_, wantb) = run(
-                &o,
-                &c.data,
-                xb.iter().map(|v| v.to_f32()).collect(),
-                &c.filters,
-                wb.iter().map(|v| v.to_f32()).collect(),
-            );
-            let (_, gotb) = run(&o, &c.data, xb, &c.filters, wb);
-            let wantb: Vec<bf16> = wantb.iter().map(|&v| bf16::from_f32(v)).collect();
-            assert_eq!(gotb, wantb, "case {idx} bf16");
+            let what = format!("case {idx} f16");
+            rounded_once(&o, c, &x, &w, f16::from_f32, f16::to_f32, &what);
+            let what = format!("case {idx} bf16");
+            rounded_once(&o, c, &x, &w, bf16::from_f32, bf16::to_f32, &what);
         }
+    }
+
+    /// A narrow float type (`narrow` from f32, `wide` back): the run on `x` and `w` rounded to
+    /// it gives the f32 run on the same values, rounded once.
+    fn rounded_once<H: Element>(
+        o: &Convolution,
+        c: &Case,
+        x: &[f32],
+        w: &[f32],
+        narrow: fn(f32) -> H,
+        wide: fn(H) -> f32,
+        what: &str,
+    ) {
+        let (xh, wh): (Vec<H>, Vec<H>) = (
+            x.iter().map(|&v| narrow(v)).collect(),
+            w.iter().map(|&v| narrow(v)).collect(),
+        );
+        let widened = |v: &[H]| v.iter().map(|&a| wide(a)).collect::<Vec<f32>>();
+        let (_, want) = run(o, &c.data, widened(&xh), &c.filters, widened(&wh));
+        let (_, got) = run(o, &c.data, xh, &c.filters, wh);
+        let want: Vec<H> = want.iter().map(|&v| narrow(v)).collect();
+        assert_eq!(got, want, "{what}");
     }
 
     #[test]
@@ -1699,37 +1561,34 @@ mod tests {
             let (x, w) = (small(nx, idx as u64 + 7), small(nw, idx as u64 + 8));
             let f = |v: &[i64]| v.iter().map(|&a| a as f64).collect::<Vec<_>>();
             let (_, want, _) = reference(c, &f(&x), &f(&w));
-            let (_, got) = run(&o, &c.data, x.clone(), &c.filters, w.clone());
-            assert_eq!(
-                got,
-                want.iter().map(|&v| v as i64).collect::<Vec<_>>(),
-                "case {idx} i64"
-            );
-            let (_, got) = run(
+            let want: Vec<i64> = want.iter().map(|&v| v as i64).collect();
+            wraps(&o, c, &x, &w, &want, |v| v, &format!("case {idx} i64"));
+            wraps(&o, c, &x, &w, &want, |v| v as i8, &format!("case {idx} i8"));
+            wraps(
                 &o,
-                &c.data,
-                x.iter().map(|&v| v as i8).collect(),
-                &c.filters,
-                w.iter().map(|&v| v as i8).collect(),
-            );
-            assert_eq!(
-                got,
-                want.iter().map(|&v| v as i64 as i8).collect::<Vec<_>>(),
-                "case {idx} i8"
-            );
-            let (_, got) = run(
-                &o,
-                &c.data,
-                x.iter().map(|&v| v as u16).collect(),
-                &c.filters,
-                w.iter().map(|&v| v as u16).collect(),
-            );
-            assert_eq!(
-                got,
-                want.iter().map(|&v| v as i64 as u16).collect::<Vec<_>>(),
-                "case {idx} u16"
+                c,
+                &x,
+                &w,
+                &want,
+                |v| v as u16,
+                &format!("case {idx} u16"),
             );
         }
+    }
+
+    /// The run on `x` and `w` wrapped to an integer type (`wrap`) is `want` wrapped.
+    fn wraps<T: Element>(
+        o: &Convolution,
+        c: &Case,
+        x: &[i64],
+        w: &[i64],
+        want: &[i64],
+        wrap: fn(i64) -> T,
+        what: &str,
+    ) {
+        let each = |v: &[i64]| v.iter().map(|&a| wrap(a)).collect::<Vec<T>>();
+        let (_, got) = run(o, &c.data, each(x), &c.filters, each(w));
+        assert_eq!(got, each(want), "{what}");
     }
 
     #[test]
@@ -1743,19 +1602,9 @@ mod tests {
             let (nx, nw) = (c.data.iter().product(), c.filters.iter().product());
             let x = uniform_for_test(nx, 100 + i as u64, -1.0, 1.0);
             let w = uniform_for_test(nw, 200 + i as u64, -1.0, 1.0);
-            let runs: Vec<Vec<u32>> = [1, 2, 4]
-                .iter()
-                .map(|&t| {
-                    let pool = rayon::ThreadPoolBuilder::new()
-                        .num_threads(t)
-                        .build()
-                        .unwrap();
-                    pool.install(|| run(&o, &c.data, x.clone(), &c.filters, w.clone()).1)
-                        .iter()
-                        .map(|v| v.to_bits())
-                        .collect()
-                })
-                .collect();
+            let runs = bits_at_thread_counts(&[1, 2, 4], || {
+                run(&o, &c.data, x.clone(), &c.filters, w.clone()).1
+            });
             assert!(runs[1] == runs[0] && runs[2] == runs[0], "case {i}");
         }
     }

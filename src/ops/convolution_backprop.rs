@@ -57,11 +57,14 @@
 
 use rayon::prelude::*;
 
-use super::convolution::{Acc, dims_or_dynamic, group_count, spatial_rank};
+use super::convolution::{
+    Acc, channel_blocks, dims_or_dynamic, meet, one_type, out_channels, span, spatial_rank,
+    tile_width,
+};
 use super::spatial::{Window, check_len, dilated, parse_list};
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
 use crate::ops::kernel::{tensor_from, value_data, vectorised};
-use crate::ops::matmul::Gemm;
+use crate::ops::matmul::{Gemm, narrow, widen};
 use crate::shape::{Dim, PartialShape, TensorType};
 use crate::tensor::{Element, Tensor, TypeSet};
 
@@ -175,29 +178,7 @@ impl ConvolutionBackprop {
         check_len("output_padding", &self.output_padding, spatial, true).map_err(|e| (0, e))?;
         let d = dims_or_dynamic(data, 2 + spatial);
         let f = dims_or_dynamic(filters, extra + spatial);
-        let channels = if self.grouped {
-            let groups = group_count(d[1], f[0], f[1]).ok_or_else(|| {
-                (
-                    1,
-                    format!(
-                        "the data has {} channels, which is not the groups ({}, filters dim 0) times the input channels per group ({}, filters dim 1)",
-                        d[1], f[0], f[1]
-                    ),
-                )
-            })?;
-            groups.times(f[2])
-        } else {
-            d[1].merge(f[0]).ok_or_else(|| {
-                (
-                    1,
-                    format!(
-                        "the data has {} channels but the filters take {} input channels (filters dim 0)",
-                        d[1], f[0]
-                    ),
-                )
-            })?;
-            f[1]
-        };
+        let channels = out_channels(self.grouped, d[1], &f, 1, 2)?;
         let mut out = vec![d[0], channels];
         for i in 0..spatial {
             let (x, k) = (d[2 + i], f[extra + i]);
@@ -300,27 +281,8 @@ impl Op for ConvolutionBackprop {
     fn infer(&self, cx: &mut InferCx<'_>) -> Option<Vec<TensorType>> {
         cx.require(0..2, TypeSet::NUMERIC)?;
         cx.require(2..3, TypeSet::INT)?;
+        let ty = one_type(cx, self.op_name())?;
         let (d, f) = (cx.input(0), cx.input(1));
-        let dynamic = crate::ElementType::Dynamic;
-        if d.element_type != f.element_type
-            && d.element_type != dynamic
-            && f.element_type != dynamic
-        {
-            return cx.invalid(
-                1,
-                format!(
-                    "the data is {} and the filters {}: {}'s inputs have one type",
-                    d.element_type,
-                    f.element_type,
-                    self.op_name()
-                ),
-            );
-        }
-        let ty = if d.element_type == dynamic {
-            f.element_type
-        } else {
-            d.element_type
-        };
         let output = if cx.has_input(2) {
             let o = cx.input(2);
             if let Some(r) = o.shape.rank()
@@ -447,28 +409,28 @@ impl Geometry {
     /// The output index along axis `a` that data index `x` and tap `t` land on, if inside.
     #[inline(always)]
     fn at(&self, a: usize, x: usize, t: usize) -> Option<usize> {
-        let y = (x * self.stride[a] + t * self.dilation[a]) as isize - self.pad[a] as isize;
-        (y >= 0 && (y as usize) < self.output[a]).then_some(y as usize)
+        meet(
+            x,
+            t,
+            self.stride[a],
+            self.dilation[a],
+            self.pad[a],
+            self.output[a],
+        )
     }
 
     /// For tap `t` of the last axis: its offset `t·d − p` and the data indices `lo..hi` whose
     /// `x·s + offset` lands in the output.
     #[inline(always)]
     fn row_span(&self, t: usize) -> (isize, usize, usize) {
-        let (s, n, out) = (self.stride[2], self.input[2], self.output[2]);
-        let off = (t * self.dilation[2]) as isize - self.pad[2] as isize;
-        let lo = if off >= 0 {
-            0
-        } else {
-            off.unsigned_abs().div_ceil(s)
-        };
-        let last = out as isize - 1 - off;
-        let hi = if last < 0 {
-            0
-        } else {
-            (last as usize / s + 1).min(n)
-        };
-        (off, lo.min(hi), hi)
+        span(
+            t,
+            self.stride[2],
+            self.dilation[2],
+            self.pad[2],
+            self.output[2],
+            self.input[2],
+        )
     }
 
     fn check(&self, x: usize, w: usize) -> Result<(), EvalError> {
@@ -579,9 +541,6 @@ trait Backprop: Element {
     ) -> Result<Vec<Self>, EvalError>;
 }
 
-/// The data positions a GEMM tile covers at most aims at this scratch.
-const SCRATCH_BYTES: usize = 1 << 20;
-
 /// One part of a GEMM run: image `n`, group `g`, output channels `m0..m1` of the group (whose
 /// output planes it owns).
 #[derive(Clone, Copy, Debug)]
@@ -592,31 +551,19 @@ struct Part {
     m1: usize,
 }
 
-/// The tile of data positions (from the geometry only) and the parts: images and groups, and
-/// blocks of output channels when those are fewer than twice the threads (the bits depend on
-/// neither: each output element's sum runs over the tiles, then the taps, in order).
+/// The tile of data positions (from the geometry only; its columns aim at
+/// [`SCRATCH_BYTES`](super::convolution::SCRATCH_BYTES)) and the parts: images and groups,
+/// and blocks of output channels when those are fewer than twice the threads (the bits depend
+/// on neither: each output element's sum runs over the tiles, then the taps, in order).
 fn plan(g: &Geometry, elem: usize) -> (usize, Vec<Part>) {
-    let rows = g.cog * g.taps();
-    let tile = (SCRATCH_BYTES / rows.saturating_mul(elem).max(1))
-        .max(16)
-        .min(g.in_plane())
-        .max(1);
+    let tile = tile_width(g.cog * g.taps(), elem, 16, g.in_plane());
     let base = g.batch * g.groups;
-    let threads = rayon::current_num_threads().max(1);
-    let split = if base == 0 || base >= 2 * threads {
-        1
-    } else {
-        (2 * threads).div_ceil(base).min(g.cog).max(1)
-    };
-    let step = g.cog.div_ceil(split).max(1);
+    let blocks = channel_blocks(base, g.cog, g.cog);
     let mut parts = Vec::new();
     for n in 0..g.batch {
         for grp in 0..g.groups {
-            let mut m0 = 0;
-            while m0 < g.cog {
-                let m1 = (m0 + step).min(g.cog);
+            for &(m0, m1) in &blocks {
                 parts.push(Part { n, g: grp, m0, m1 });
-                m0 = m1;
             }
         }
     }
@@ -752,6 +699,22 @@ fn gemm_backprop<F: Gemm>(
     Ok(out)
 }
 
+/// The direct scatter in the type itself (integers, and floats with one input channel per
+/// group).
+fn direct_backprop<T: Element + Acc>(
+    cx: &EvalCx<'_>,
+    g: &Geometry,
+    x: &[T],
+    w: &[T],
+) -> Result<Vec<T>, EvalError> {
+    let n = g.output_len()?;
+    cx.reserve(T::TYPE, n)?;
+    g.check(x.len(), w.len())?;
+    let mut out = vec![<T as Acc>::ZERO; n];
+    scatter(g, x, w, &mut out, |v| v);
+    Ok(out)
+}
+
 macro_rules! native {
     ($($t:ty)*) => {$(
         impl Backprop for $t {
@@ -764,12 +727,7 @@ macro_rules! native {
                 if g.cig != 1 {
                     return gemm_backprop(cx, g, x, w, 0);
                 }
-                let n = g.output_len()?;
-                cx.reserve(<$t as Element>::TYPE, n)?;
-                g.check(x.len(), w.len())?;
-                let mut out = vec![<$t as Acc>::ZERO; n];
-                scatter(g, x, w, &mut out, |v| v);
-                Ok(out)
+                direct_backprop(cx, g, x, w)
             }
         }
     )*};
@@ -785,12 +743,7 @@ macro_rules! direct {
                 x: &[$t],
                 w: &[$t],
             ) -> Result<Vec<$t>, EvalError> {
-                let n = g.output_len()?;
-                cx.reserve(<$t as Element>::TYPE, n)?;
-                g.check(x.len(), w.len())?;
-                let mut out = vec![<$t as Acc>::ZERO; n];
-                scatter(g, x, w, &mut out, |v| v);
-                Ok(out)
+                direct_backprop(cx, g, x, w)
             }
         }
     )*};
@@ -806,14 +759,8 @@ macro_rules! widened {
                 x: &[$t],
                 w: &[$t],
             ) -> Result<Vec<$t>, EvalError> {
-                use half::slice::HalfFloatSliceExt;
                 let n = g.output_len()?;
                 g.check(x.len(), w.len())?;
-                let widen = |v: &[$t]| {
-                    let mut wide = vec![0f32; v.len()];
-                    v.convert_to_f32_slice(&mut wide);
-                    wide
-                };
                 // The output in the type, the f32 filters (and data, for the GEMM).
                 let copies = (n as u64)
                     .saturating_mul(2)
@@ -831,9 +778,7 @@ macro_rules! widened {
                     cx.reserve_bytes("f32 copies of the data and filters", copies)?;
                     gemm_backprop(cx, g, &widen(x), &widen(w), copies)?
                 };
-                let mut out = vec![<$t>::ZERO; n];
-                out.convert_from_f32_slice(&wide);
-                Ok(out)
+                Ok(narrow(&wide))
             }
         }
     )*};
@@ -849,6 +794,7 @@ mod tests {
     use crate::ops::context::{
         eval_for_test, inferred_shape_for_test, parsed_for_test, tensor_for_test, uniform_for_test,
     };
+    use crate::ops::matmul::bits_at_thread_counts;
     use crate::ops::spatial::AutoPad;
     use crate::shape::types::Bounds;
 
@@ -1262,42 +1208,19 @@ mod tests {
         let got = run(&o, &[1, 1, 1], vec![100i8], &[1, 1, 2], vec![3i8, 1], None).unwrap();
         assert_eq!(got.1, [44, 100]);
         // Errors at execution.
-        let err = run(
-            &e(1, 0, 0, 0),
-            &[1, 1, 4],
-            x(),
-            &[1, 1, 3],
-            w(),
-            Some(&[-1]),
-        )
-        .unwrap_err();
-        assert!(
-            err.to_string().contains("output_shape element 0 is -1"),
-            "{err}"
-        );
-        let err = run(
-            &e(1, 0, 0, 0),
-            &[1, 1, 4],
-            x(),
-            &[1, 1, 3],
-            w(),
-            Some(&[4, 4]),
-        )
-        .unwrap_err();
-        assert!(
-            err.to_string().contains("output_shape has 2 values"),
-            "{err}"
-        );
-        let err = run(
-            &e(1, 0, 0, 0),
-            &[1, 2, 4],
-            vec![0f32; 8],
-            &[1, 1, 3],
-            w(),
-            None,
-        )
-        .unwrap_err();
-        assert!(err.to_string().contains("channels"), "{err}");
+        for (ds, xs, out, why) in [
+            (
+                &[1, 1, 4],
+                x(),
+                Some(&[-1][..]),
+                "output_shape element 0 is -1",
+            ),
+            (&[1, 1, 4], x(), Some(&[4, 4]), "output_shape has 2 values"),
+            (&[1, 2, 4], vec![0f32; 8], None, "channels"),
+        ] {
+            let err = run(&e(1, 0, 0, 0), ds, xs, &[1, 1, 3], w(), out).unwrap_err();
+            assert!(err.to_string().contains(why), "{err}");
+        }
     }
 
     /// A geometry of the reference comparisons.
@@ -1308,6 +1231,7 @@ mod tests {
         output: Option<Vec<i64>>,
     }
 
+    #[rustfmt::skip]
     fn cases() -> Vec<Case> {
         use AutoPad::*;
         let c = |grouped,
@@ -1326,163 +1250,20 @@ mod tests {
             output: output.map(<[i64]>::to_vec),
         };
         vec![
-            c(
-                false,
-                &[1],
-                &[1],
-                &[0],
-                &[0],
-                Explicit,
-                &[],
-                &[2, 3, 7],
-                &[3, 2, 3],
-                None,
-            ),
-            c(
-                false,
-                &[3],
-                &[2],
-                &[2],
-                &[1],
-                Explicit,
-                &[2],
-                &[1, 2, 6],
-                &[2, 3, 3],
-                None,
-            ),
-            c(
-                false,
-                &[2],
-                &[1],
-                &[1],
-                &[1],
-                SameUpper,
-                &[1],
-                &[1, 2, 6],
-                &[2, 3, 4],
-                Some(&[11]),
-            ),
-            c(
-                true,
-                &[2],
-                &[1],
-                &[0],
-                &[0],
-                SameLower,
-                &[],
-                &[1, 4, 5],
-                &[2, 2, 3, 3],
-                Some(&[10]),
-            ),
-            c(
-                false,
-                &[2, 2],
-                &[1, 1],
-                &[1, 1],
-                &[1, 1],
-                Explicit,
-                &[1, 1],
-                &[1, 3, 5, 4],
-                &[3, 2, 3, 3],
-                None,
-            ),
-            c(
-                false,
-                &[2, 3],
-                &[2, 1],
-                &[0, 2],
-                &[1, 0],
-                Explicit,
-                &[0, 2],
-                &[2, 2, 4, 3],
-                &[2, 3, 2, 4],
-                None,
-            ),
-            c(
-                false,
-                &[1, 2],
-                &[1, 1],
-                &[3, 0],
-                &[0, 0],
-                Explicit,
-                &[],
-                &[1, 2, 4, 4],
-                &[2, 2, 3, 2],
-                Some(&[9, 5]),
-            ),
-            c(
-                false,
-                &[2, 2],
-                &[1, 1],
-                &[],
-                &[],
-                Valid,
-                &[],
-                &[1, 2, 3, 4],
-                &[2, 3, 3, 3],
-                Some(&[6, 12]),
-            ),
-            c(
-                true,
-                &[2, 2],
-                &[1, 1],
-                &[],
-                &[],
-                SameUpper,
-                &[],
-                &[1, 6, 4, 5],
-                &[3, 2, 2, 4, 4],
-                Some(&[8, 10]),
-            ),
-            c(
-                true,
-                &[1, 1],
-                &[2, 2],
-                &[1, 1],
-                &[1, 1],
-                Explicit,
-                &[],
-                &[2, 3, 4, 4],
-                &[3, 1, 1, 3, 3],
-                None,
-            ),
-            c(
-                false,
-                &[2, 1, 2],
-                &[1, 2, 1],
-                &[1, 0, 0],
-                &[0, 1, 1],
-                Explicit,
-                &[1, 0, 0],
-                &[1, 2, 3, 3, 4],
-                &[2, 2, 2, 3, 3],
-                None,
-            ),
-            c(
-                true,
-                &[2, 2, 2],
-                &[1, 1, 1],
-                &[],
-                &[],
-                SameLower,
-                &[],
-                &[1, 4, 2, 3, 3],
-                &[2, 2, 1, 3, 3, 3],
-                Some(&[4, 6, 5]),
-            ),
+            c(false, &[1], &[1], &[0], &[0], Explicit, &[], &[2, 3, 7], &[3, 2, 3], None),
+            c(false, &[3], &[2], &[2], &[1], Explicit, &[2], &[1, 2, 6], &[2, 3, 3], None),
+            c(false, &[2], &[1], &[1], &[1], SameUpper, &[1], &[1, 2, 6], &[2, 3, 4], Some(&[11])),
+            c(true, &[2], &[1], &[0], &[0], SameLower, &[], &[1, 4, 5], &[2, 2, 3, 3], Some(&[10])),
+            c(false, &[2, 2], &[1, 1], &[1, 1], &[1, 1], Explicit, &[1, 1], &[1, 3, 5, 4], &[3, 2, 3, 3], None),
+            c(false, &[2, 3], &[2, 1], &[0, 2], &[1, 0], Explicit, &[0, 2], &[2, 2, 4, 3], &[2, 3, 2, 4], None),
+            c(false, &[1, 2], &[1, 1], &[3, 0], &[0, 0], Explicit, &[], &[1, 2, 4, 4], &[2, 2, 3, 2], Some(&[9, 5])),
+            c(false, &[2, 2], &[1, 1], &[], &[], Valid, &[], &[1, 2, 3, 4], &[2, 3, 3, 3], Some(&[6, 12])),
+            c(true, &[2, 2], &[1, 1], &[], &[], SameUpper, &[], &[1, 6, 4, 5], &[3, 2, 2, 4, 4], Some(&[8, 10])),
+            c(true, &[1, 1], &[2, 2], &[1, 1], &[1, 1], Explicit, &[], &[2, 3, 4, 4], &[3, 1, 1, 3, 3], None),
+            c(false, &[2, 1, 2], &[1, 2, 1], &[1, 0, 0], &[0, 1, 1], Explicit, &[1, 0, 0], &[1, 2, 3, 3, 4], &[2, 2, 2, 3, 3], None),
+            c(true, &[2, 2, 2], &[1, 1, 1], &[], &[], SameLower, &[], &[1, 4, 2, 3, 3], &[2, 2, 1, 3, 3, 3], Some(&[4, 6, 5])),
             // 11550 data positions: two tiles of columns (three in f64).
-            c(
-                false,
-                &[2, 3],
-                &[2, 1],
-                &[0, 2],
-                &[1, 0],
-                Explicit,
-                &[0, 2],
-                &[1, 2, 110, 105],
-                &[2, 3, 2, 4],
-                None,
-            ),
+            c(false, &[2, 3], &[2, 1], &[0, 2], &[1, 0], Explicit, &[0, 2], &[1, 2, 110, 105], &[2, 3, 2, 4], None),
         ]
     }
 
@@ -1612,40 +1393,10 @@ mod tests {
                 );
             }
             // f16 and bf16: the f32 computation on the widened inputs, rounded once.
-            let x16: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
-            let w16: Vec<f16> = w.iter().map(|&v| f16::from_f32(v)).collect();
-            let (_, want16) = run(
-                &c.op,
-                &c.data,
-                x16.iter().map(|v| v.to_f32()).collect(),
-                &c.filters,
-                w16.iter().map(|v| v.to_f32()).collect(),
-                out,
-            )
-            .unwrap();
-            let (_, got16) = run(&c.op, &c.data, x16, &c.filters, w16, out).unwrap();
-            assert_eq!(
-                got16,
-                want16.iter().map(|&v| f16::from_f32(v)).collect::<Vec<_>>(),
-                "case {idx} f16"
-            );
-            let xb: Vec<bf16> = x.iter().map(|&v| bf16::from_f32(v)).collect();
-            let wb: Vec<bf16> = w.iter().map(|&v| bf16::from_f32(v)).collect();
-            let (_, wantb) = run(
-                &c.op,
-                &c.data,
-                xb.iter().map(|v| v.to_f32()).collect(),
-                &c.filters,
-                wb.iter().map(|v| v.to_f32()).collect(),
-                out,
-            )
-            .unwrap();
-            let (_, gotb) = run(&c.op, &c.data, xb, &c.filters, wb, out).unwrap();
-            assert_eq!(
-                gotb,
-                wantb.iter().map(|&v| bf16::from_f32(v)).collect::<Vec<_>>(),
-                "case {idx} bf16"
-            );
+            let what = format!("case {idx} f16");
+            rounded_once(c, &x, &w, f16::from_f32, f16::to_f32, &what);
+            let what = format!("case {idx} bf16");
+            rounded_once(c, &x, &w, bf16::from_f32, bf16::to_f32, &what);
             // Integers: small values, exact.
             let small = |v: &[f32]| {
                 v.iter()
@@ -1672,6 +1423,28 @@ mod tests {
         }
     }
 
+    /// A narrow float type (`narrow` from f32, `wide` back): the run on `x` and `w` rounded to
+    /// it gives the f32 run on the same values, rounded once.
+    fn rounded_once<H: Element>(
+        c: &Case,
+        x: &[f32],
+        w: &[f32],
+        narrow: fn(f32) -> H,
+        wide: fn(H) -> f32,
+        what: &str,
+    ) {
+        let (xh, wh): (Vec<H>, Vec<H>) = (
+            x.iter().map(|&v| narrow(v)).collect(),
+            w.iter().map(|&v| narrow(v)).collect(),
+        );
+        let widened = |v: &[H]| v.iter().map(|&a| wide(a)).collect::<Vec<f32>>();
+        let out = c.output.as_deref();
+        let (_, want) = run(&c.op, &c.data, widened(&xh), &c.filters, widened(&wh), out).unwrap();
+        let (_, got) = run(&c.op, &c.data, xh, &c.filters, wh, out).unwrap();
+        let want: Vec<H> = want.iter().map(|&v| narrow(v)).collect();
+        assert_eq!(got, want, "{what}");
+    }
+
     #[test]
     fn the_same_bits_at_any_thread_count() {
         // The GEMM (one tile, several tiles, output-channel blocks) and the direct scatter.
@@ -1682,23 +1455,11 @@ mod tests {
             let x = uniform_for_test(nx, 11, -1.0, 1.0);
             let w = uniform_for_test(nw, 12, -1.0, 1.0);
             let out = c.output.as_deref();
-            let runs: Vec<Vec<u32>> = [1, 2, 4]
-                .iter()
-                .map(|&t| {
-                    let pool = rayon::ThreadPoolBuilder::new()
-                        .num_threads(t)
-                        .build()
-                        .unwrap();
-                    pool.install(|| {
-                        run(&c.op, &c.data, x.clone(), &c.filters, w.clone(), out)
-                            .unwrap()
-                            .1
-                    })
-                    .iter()
-                    .map(|v| v.to_bits())
-                    .collect()
-                })
-                .collect();
+            let runs = bits_at_thread_counts(&[1, 2, 4], || {
+                run(&c.op, &c.data, x.clone(), &c.filters, w.clone(), out)
+                    .unwrap()
+                    .1
+            });
             assert!(runs[1] == runs[0] && runs[2] == runs[0], "case {idx}");
         }
     }

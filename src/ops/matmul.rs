@@ -40,6 +40,7 @@
 
 use std::borrow::Cow;
 
+use half::slice::HalfFloatSliceExt;
 use rayon::prelude::*;
 
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
@@ -489,6 +490,44 @@ fn float_product<T: Gemm>(plan: &Plan, a: &[T], b: &[T]) -> Vec<T> {
     out
 }
 
+/// An f16 or bf16 slice widened to f32 (exact).
+pub(crate) fn widen<H>(x: &[H]) -> Vec<f32>
+where
+    [H]: HalfFloatSliceExt,
+{
+    let mut w = vec![0f32; x.len()];
+    x.convert_to_f32_slice(&mut w);
+    w
+}
+
+/// f32 values rounded once to f16 or bf16.
+pub(crate) fn narrow<H: Copy + Default>(wide: &[f32]) -> Vec<H>
+where
+    [H]: HalfFloatSliceExt,
+{
+    let mut out = vec![H::default(); wide.len()];
+    out.convert_from_f32_slice(wide);
+    out
+}
+
+/// For the tests: `f`'s f32 results as bits, run in a pool of each of `threads` threads.
+#[cfg(test)]
+pub(crate) fn bits_at_thread_counts(
+    threads: &[usize],
+    f: impl Fn() -> Vec<f32> + Sync,
+) -> Vec<Vec<u32>> {
+    threads
+        .iter()
+        .map(|&t| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .build()
+                .unwrap();
+            pool.install(&f).iter().map(|x| x.to_bits()).collect()
+        })
+        .collect()
+}
+
 macro_rules! widened {
     ($($t:ty)*) => {$(
         impl Multiply for $t {
@@ -498,19 +537,10 @@ macro_rules! widened {
                 a: &[$t],
                 b: &[$t],
             ) -> Result<Vec<$t>, EvalError> {
-                use half::slice::HalfFloatSliceExt;
                 let count = plan.offsets.len() * plan.m * plan.n;
                 let copies = (a.len() as u64 + b.len() as u64 + count as u64) * 4;
                 cx.reserve_bytes("f32 copies of the inputs", copies)?;
-                let widen = |x: &[$t]| {
-                    let mut w = vec![0f32; x.len()];
-                    x.convert_to_f32_slice(&mut w);
-                    w
-                };
-                let wide = float_product(plan, &widen(a), &widen(b));
-                let mut out = vec![<$t>::ZERO; count];
-                out.convert_from_f32_slice(&wide);
-                Ok(out)
+                Ok(narrow(&float_product(plan, &widen(a), &widen(b))))
             }
         }
     )*};
@@ -790,19 +820,7 @@ mod tests {
             let o = op(ta, tb);
             let a = random_f32(sa.iter().product(), 3);
             let b = random_f32(sb.iter().product(), 4);
-            let runs: Vec<Vec<u32>> = [1, 2, 3, 4]
-                .iter()
-                .map(|&t| {
-                    let pool = rayon::ThreadPoolBuilder::new()
-                        .num_threads(t)
-                        .build()
-                        .unwrap();
-                    pool.install(|| run_f32(&o, &sa, &sb, &a, &b))
-                        .iter()
-                        .map(|x| x.to_bits())
-                        .collect()
-                })
-                .collect();
+            let runs = bits_at_thread_counts(&[1, 2, 3, 4], || run_f32(&o, &sa, &sb, &a, &b));
             for (t, r) in runs.iter().enumerate().skip(1) {
                 assert!(
                     r == &runs[0],
