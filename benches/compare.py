@@ -171,7 +171,7 @@ def workloads():
     wt = ops.constant((rng.standard_normal((144, 1, 1, 3, 3)) * 0.2).astype(np.float32))
     w["f32 depthwise 3x3 [1,144,56,56]"] = model("depthwise3x3", ops.group_convolution(x, wt, [1, 1], [1, 1], [1, 1], [1, 1]), [x])
     x = param("x", f32, [1, 64, 112, 112])
-    w["f32 maxpool 3x3 s2 [1,64,112,112]"] = model("maxpool", ops.max_pool(x, [2, 2], [1, 1], [1, 1], [1, 1], [3, 3])[0], [x])
+    w["f32 maxpool 3x3 s2 [1,64,112,112]"] = model("maxpool", ops.max_pool(x, [2, 2], [1, 1], [1, 1], [1, 1], [3, 3]).output(0), [x])
     x = param("x", f32, [1, 256, 28, 28])
     w["f32 avgpool 3x3 s1 [1,256,28,28]"] = model("avgpool", ops.avg_pool(x, [1, 1], [1, 1], [1, 1], [3, 3], False), [x])
     x = param("x", f32, [1, 64, 80, 80])
