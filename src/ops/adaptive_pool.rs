@@ -393,7 +393,7 @@ impl Bins {
 /// `f(first, values, indices)` over consecutive parts of the outputs (as long as each other),
 /// in parallel when the work (outputs × `per` elements read each) is large enough; each output
 /// element is computed alone, so the parts do not change the results.
-fn for_parts<A: Send, B: Send>(
+pub(crate) fn for_parts<A: Send, B: Send>(
     a: &mut [A],
     b: &mut [B],
     per: usize,

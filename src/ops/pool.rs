@@ -73,9 +73,8 @@
 use std::mem::MaybeUninit;
 use std::ops::Range;
 
-use rayon::prelude::*;
-
-use super::kernel::{PARALLEL_MIN, contiguous, tensor_from};
+use super::adaptive_pool::for_parts;
+use super::kernel::{contiguous, tensor_from};
 use super::mvn::{LANES, Real, lanes_sum};
 use super::spatial::{Rounding, Rule, Window, parse_list};
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
@@ -587,31 +586,6 @@ impl Geometry {
             e += l1 - l0;
         }
     }
-}
-
-/// `f(first, values, indices)` over consecutive parts of the outputs (as long as each other),
-/// in parallel when the work (outputs × `per` elements read each) is large enough; each output
-/// element is computed alone, so the parts do not change the results.
-fn for_parts<A: Send, B: Send>(
-    a: &mut [A],
-    b: &mut [B],
-    per: usize,
-    f: impl Fn(usize, &mut [A], &mut [B]) + Sync + Send,
-) {
-    let n = a.len();
-    let threads = rayon::current_num_threads();
-    if n.saturating_mul(per) < PARALLEL_MIN || threads <= 1 || n < 2 {
-        f(0, a, b);
-        return;
-    }
-    let size = n
-        .div_ceil(threads * 4)
-        .max((PARALLEL_MIN / 4).div_ceil(per))
-        .max(1);
-    a.par_chunks_mut(size)
-        .zip(b.par_chunks_mut(size))
-        .enumerate()
-        .for_each(|(i, (x, y))| f(i * size, x, y));
 }
 
 /// An element type MaxPool computes on.

@@ -28,8 +28,8 @@ shape the table below gives; Magika's bytes integers in [0, 256]). The reference
     ort  ONNX Runtime on the ONNX model, with its f32 weights.
 
 Tolerance: for each output, max|got - ref| <= TOL * max|ref|, TOL = 1e-4: float32 computations
-of 50 to 120 layers in other summation orders (measured worst figures are printed and recorded
-in docs/testing.md). The `fp16` IR against ONNX Runtime uses TOL_FP16 = 5e-2 instead: the IR's
+of 50 to 120 layers in other summation orders (the worst figures are printed; the last
+measurement is in docs/accuracy.md). The `fp16` IR against ONNX Runtime uses TOL_FP16 = 5e-2 instead: the IR's
 weights are not the ONNX model's rounded one by one (OpenVINO folds scales and batch norms into
 the convolution weights before it compresses them), so ONNX Runtime cannot compute the same
 function, and the difference is the f16 rounding of every weight, carried through the depth.
