@@ -84,16 +84,11 @@ fn parse_avg(_: &Attrs) -> Result<Box<dyn Op>, Vec<AttrError>> {
     Ok(Box::new(AdaptivePool { max_indices: None }))
 }
 
-fn parse_index_type(text: &str) -> Result<ElementType, String> {
-    match super::parse_element_type(text)? {
-        t @ (ElementType::I32 | ElementType::I64) => Ok(t),
-        _ => Err("AdaptiveMaxPool's index_element_type is i32 or i64".into()),
-    }
-}
-
 fn parse_max(a: &Attrs) -> Result<Box<dyn Op>, Vec<AttrError>> {
     let t = a
-        .parse_or("index_element_type", ElementType::I64, parse_index_type)
+        .parse_or("index_element_type", ElementType::I64, |t| {
+            super::parse_index_type(t, "AdaptiveMaxPool")
+        })
         .map_err(|e| vec![e])?;
     Ok(Box::new(AdaptivePool {
         max_indices: Some(t),
@@ -525,7 +520,7 @@ mod tests {
     use super::*;
     use crate::memory::Budget;
     use crate::num::{Cast, Num};
-    use crate::ops::context::{infer_for_test, parsed_for_test, tensor_for_test};
+    use crate::ops::context::{inferred_types_for_test, parsed_for_test, tensor_for_test};
     use crate::ops::mvn::tests::{Dd, Rng, ulp_f32, ulps_f32};
     use crate::shape::types::Bounds;
     use crate::tensor::Value;
@@ -555,9 +550,7 @@ mod tests {
         o.eval(&EvalCx::new(&values, Budget { limit, in_use: 0 }))
     }
 
-    fn f32s(t: &Tensor) -> Vec<f32> {
-        t.view::<f32>().unwrap().iter().copied().collect()
-    }
+    use crate::ops::context::f32s_for_test as f32s;
 
     fn ints(t: &Tensor) -> Vec<i64> {
         crate::shape::types::int_values(t).unwrap()
@@ -877,18 +870,7 @@ mod tests {
 
     /// The inferred output shapes (and the index type) as text, or the findings.
     fn infer(o: &AdaptivePool, data: &TensorType, sizes: &TensorType) -> Result<String, String> {
-        match infer_for_test(o, &[data, sizes]) {
-            (Some(out), _) => Ok(out
-                .iter()
-                .map(|t| format!("{}{}", t.element_type, t.shape))
-                .collect::<Vec<_>>()
-                .join(" ")),
-            (None, f) => Err(f
-                .iter()
-                .map(|(k, port)| format!("{port:?} {k}"))
-                .collect::<Vec<_>>()
-                .join("; ")),
-        }
+        inferred_types_for_test(o, &[data, sizes])
     }
 
     #[test]

@@ -346,9 +346,7 @@ mod tests {
         eval_for_test(&o, &inputs, 1 << 28)
     }
 
-    fn f32s(t: &Tensor) -> Vec<f32> {
-        t.view::<f32>().unwrap().iter().copied().collect()
-    }
+    use crate::ops::context::f32s_for_test as f32s;
 
     fn vec1(v: &[f32]) -> Tensor {
         t(&[v.len()], v.to_vec())

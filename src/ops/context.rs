@@ -199,14 +199,48 @@ pub(crate) fn inferred_shape_for_test(
     op: &dyn super::Op,
     inputs: &[&TensorType],
 ) -> Result<String, String> {
+    inferred_for_test(op, inputs, |out| out[0].shape.to_string())
+}
+
+/// Every output `op` infers from `inputs` as `type[shape]`, separated by spaces, or its
+/// findings (for the ops' tests).
+#[cfg(test)]
+pub(crate) fn inferred_types_for_test(
+    op: &dyn super::Op,
+    inputs: &[&TensorType],
+) -> Result<String, String> {
+    inferred_for_test(op, inputs, |out| {
+        out.iter()
+            .map(|t| format!("{}{}", t.element_type, t.shape))
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+}
+
+#[cfg(test)]
+fn inferred_for_test(
+    op: &dyn super::Op,
+    inputs: &[&TensorType],
+    text: impl FnOnce(&[TensorType]) -> String,
+) -> Result<String, String> {
     match infer_for_test(op, inputs) {
-        (Some(out), _) => Ok(out[0].shape.to_string()),
+        (Some(out), _) => Ok(text(&out)),
         (None, findings) => Err(findings
             .iter()
             .map(|(k, port)| format!("{port:?} {k}"))
             .collect::<Vec<_>>()
             .join("; ")),
     }
+}
+
+/// The values of an f32 tensor in row-major order (for the ops' tests).
+#[cfg(test)]
+pub(crate) fn f32s_for_test(t: &Tensor) -> Vec<f32> {
+    t.view::<f32>()
+        .expect("an f32 tensor")
+        .iter()
+        .copied()
+        .collect()
 }
 
 /// A tensor of `shape` holding `v`, row-major (for the ops' tests).

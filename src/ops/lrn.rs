@@ -506,9 +506,7 @@ mod tests {
         eval_for_test(o, &[x, axes(a)], 1 << 28)
     }
 
-    fn f32s(t: &Tensor) -> Vec<f32> {
-        t.view::<f32>().unwrap().iter().copied().collect()
-    }
+    use crate::ops::context::f32s_for_test as f32s;
 
     /// Hand-computed on x = [1, 2, 3, 4] along axis 1 of [1, 4].
     #[test]

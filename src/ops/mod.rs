@@ -708,6 +708,15 @@ pub fn parse_i64_list(text: &str) -> Result<Vec<i64>, String> {
     t.split(',').map(parse_i64).collect()
 }
 
+/// An `index_element_type` attribute (TopK, MaxPool, AdaptiveMaxPool): `i32` or `i64`; the
+/// error names `op`.
+pub(crate) fn parse_index_type(text: &str, op: &str) -> Result<crate::ElementType, String> {
+    match parse_element_type(text)? {
+        t @ (crate::ElementType::I32 | crate::ElementType::I64) => Ok(t),
+        _ => Err(format!("{op}'s index_element_type is i32 or i64")),
+    }
+}
+
 /// An element type attribute (`element_type`, `destination_type`, `output_type`).
 pub fn parse_element_type(text: &str) -> Result<crate::ElementType, String> {
     crate::ElementType::parse(text.trim()).ok_or_else(|| {

@@ -1852,9 +1852,7 @@ pub(crate) mod tests {
         eval_for_test(op, &[x, a], 1 << 26)
     }
 
-    fn f32s(t: &Tensor) -> Vec<f32> {
-        t.view::<f32>().unwrap().iter().copied().collect()
-    }
+    use crate::ops::context::f32s_for_test as f32s;
 
     fn close(got: &[f32], want: &[f64], tol: f64) {
         assert_eq!(got.len(), want.len());

@@ -256,9 +256,7 @@ mod tests {
         t(&[v.len()], v.to_vec())
     }
 
-    fn f32s(t: &Tensor) -> Vec<f32> {
-        t.view::<f32>().unwrap().iter().copied().collect()
-    }
+    use crate::ops::context::f32s_for_test as f32s;
 
     /// Hand-computed (numpy: `x / np.sqrt(np.maximum((x**2).sum(axes, keepdims=True), eps))`
     /// or `+ eps`).

@@ -183,13 +183,6 @@ fn parse_kernel(text: &str) -> Result<Vec<u64>, String> {
     Ok(k)
 }
 
-fn parse_index_type(text: &str) -> Result<ElementType, String> {
-    match super::parse_element_type(text)? {
-        t @ (ElementType::I32 | ElementType::I64) => Ok(t),
-        _ => Err("MaxPool's index_element_type is i32 or i64".into()),
-    }
-}
-
 fn parse(a: &Attrs, version: u32, max: bool) -> Result<Box<dyn Op>, Vec<AttrError>> {
     Ok(Box::new(parse_pool(a, version, max)?))
 }
@@ -218,7 +211,9 @@ fn parse_pool(a: &Attrs, version: u32, max: bool) -> Result<Pool, Vec<AttrError>
     let index_type = if indexed {
         keep(
             &mut errors,
-            a.parse_or("index_element_type", ElementType::I64, parse_index_type),
+            a.parse_or("index_element_type", ElementType::I64, |t| {
+                super::parse_index_type(t, "MaxPool")
+            }),
         )
     } else {
         Some(ElementType::I64)
@@ -818,7 +813,7 @@ mod tests {
     use crate::memory::Budget;
     use crate::num::{Cast, Num};
     use crate::ops::context::{
-        attrs_for_test, infer_for_test, parsed_for_test, tensor_for_test, uniform_for_test,
+        attrs_for_test, inferred_types_for_test, parsed_for_test, tensor_for_test, uniform_for_test,
     };
     use crate::ops::mvn::tests::{Dd, Rng, ulps_f32};
     use crate::ops::spatial::AutoPad;
@@ -838,9 +833,7 @@ mod tests {
         o.eval(&EvalCx::new(&values, Budget { limit, in_use: 0 }))
     }
 
-    fn f32s(t: &Tensor) -> Vec<f32> {
-        t.view::<f32>().unwrap().iter().copied().collect()
-    }
+    use crate::ops::context::f32s_for_test as f32s;
 
     fn ints(t: &Tensor) -> Vec<i64> {
         crate::shape::types::int_values(t).unwrap()
@@ -1922,18 +1915,7 @@ mod tests {
     /// The inferred outputs (type and shape) as text, or the findings.
     fn infer(o: &dyn Op, ty: ElementType, shape: &str) -> Result<String, String> {
         let data = TensorType::new(ty, PartialShape::parse(shape).unwrap());
-        match infer_for_test(o, &[&data]) {
-            (Some(out), _) => Ok(out
-                .iter()
-                .map(|t| format!("{}{}", t.element_type, t.shape))
-                .collect::<Vec<_>>()
-                .join(" ")),
-            (None, f) => Err(f
-                .iter()
-                .map(|(k, port)| format!("{port:?} {k}"))
-                .collect::<Vec<_>>()
-                .join("; ")),
-        }
+        inferred_types_for_test(o, &[&data])
     }
 
     #[test]

@@ -1131,9 +1131,7 @@ mod tests {
         eval_for_test(o, &[x], 1 << 28)
     }
 
-    fn f32s(t: &Tensor) -> Vec<f32> {
-        t.view::<f32>().unwrap().iter().copied().collect()
-    }
+    use crate::ops::context::f32s_for_test as f32s;
 
     /// Softmax (`log` false) or LogSoftmax of one row in float64.
     fn reference(xs: &[f32], log: bool) -> Vec<f64> {

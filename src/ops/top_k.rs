@@ -92,13 +92,6 @@ fn parse_sort(text: &str) -> Result<Sort, String> {
     }
 }
 
-fn parse_index_type(text: &str) -> Result<ElementType, String> {
-    match super::parse_element_type(text)? {
-        t @ (ElementType::I32 | ElementType::I64) => Ok(t),
-        _ => Err("TopK's index_element_type is i32 or i64".into()),
-    }
-}
-
 #[derive(Clone, Debug, PartialEq)]
 pub struct TopK {
     /// 1, 3 or 11.
@@ -154,7 +147,9 @@ fn parse(a: &Attrs, version: u32) -> Result<Box<dyn Op>, Vec<AttrError>> {
         a.parse_required("axis", super::parse_i64),
         a.parse_required("mode", parse_mode),
         a.parse_required("sort", parse_sort),
-        a.parse_or("index_element_type", ElementType::I32, parse_index_type),
+        a.parse_or("index_element_type", ElementType::I32, |t| {
+            super::parse_index_type(t, "TopK")
+        }),
         stable,
     )?;
     let (Some(axis), Some(mode), Some(sort), Some(index_element_type), Some(stable)) =
