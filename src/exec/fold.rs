@@ -86,7 +86,7 @@ pub fn fold(g: &Graph, limit: u64) -> Result<Folded, Error> {
                 values[i][0] = Some(Value::Mapped(super::const_bytes(g, i, c)?));
             }
             _ => {
-                let out = eval_node(g, i, &values, &budget)?;
+                let out = eval_node(g, i, &values, &budget, 0)?;
                 for (port, t) in out.into_iter().enumerate() {
                     budget.add(t.bytes());
                     values[i][port] = Some(Value::Tensor(Arc::new(t)));

@@ -378,7 +378,7 @@ pub(super) fn one_by_one(
                     .ok_or_else(|| (m, internal(g, m, "an input was not computed"))),
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let out = eval_with(g, m, &inputs, &budget).map_err(|e| (m, e))?;
+        let out = eval_with(g, m, &inputs, &budget, 0).map_err(|e| (m, e))?;
         let t = Arc::new(
             out.into_iter()
                 .next()

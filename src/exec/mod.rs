@@ -356,20 +356,23 @@ fn eval_node<'g>(
     node: usize,
     values: &Values<'g>,
     budget: &Budget,
+    unread: u64,
 ) -> Result<Vec<Tensor>, Error> {
-    eval_with(g, node, &args(g, node, values)?, budget)
+    eval_with(g, node, &args(g, node, values)?, budget, unread)
 }
 
-/// [`eval_node`] on the inputs given.
+/// [`eval_node`] on the inputs given. The outputs of the bits of `unread` are read by
+/// nothing ([`EvalCx::output_unread`]).
 fn eval_with(
     g: &Graph,
     node: usize,
     inputs: &[Value<'_>],
     budget: &Budget,
+    unread: u64,
 ) -> Result<Vec<Tensor>, Error> {
     let n = &g.nodes[node];
     let out =
-        n.op.eval(&EvalCx::new(inputs, *budget))
+        n.op.eval(&EvalCx::new(inputs, *budget).unread(unread))
             .map_err(|e| eval_error(g, node, e))?;
     if out.len() != n.outputs.len() {
         return Err(internal(g, node, "the op made another number of outputs"));
@@ -433,6 +436,18 @@ fn execute(
     let input_of: HashMap<usize, usize> =
         g.inputs.iter().enumerate().map(|(k, &n)| (n, k)).collect();
     let mut results: HashMap<usize, Arc<Tensor>> = HashMap::new();
+    // The outputs of a layer that nothing reads (no consumer, no observer): bit `port`.
+    let watched = observe.is_some();
+    let unread = |uses: &[usize]| -> u64 {
+        if watched {
+            return 0;
+        }
+        uses.iter()
+            .take(64)
+            .enumerate()
+            .filter(|(_, u)| **u == 0)
+            .fold(0, |m, (p, _)| m | 1 << p)
+    };
 
     for &i in &g.order {
         if dead[i] || root[i] != i {
@@ -473,7 +488,7 @@ fn execute(
                 .flatten()
             {
                 Some(v) => v.map(Outs::View).map_err(|e| (i, e)),
-                None => eval_node(g, i, &values, &budget)
+                None => eval_node(g, i, &values, &budget, unread(&uses[i]))
                     .map(|out| {
                         Outs::Many(
                             out.into_iter()
@@ -522,6 +537,10 @@ fn execute(
                     port,
                     tensor: &t,
                 })?;
+            }
+            if !watched && uses[i].get(port) == Some(&0) {
+                // Read by nothing (an op may have left it empty): dropped now.
+                continue;
             }
             // Inputs were counted from the start.
             if let Value::Tensor(t) = &v

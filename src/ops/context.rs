@@ -255,11 +255,32 @@ pub(crate) fn tensor_for_test<T: crate::tensor::Element>(shape: &[usize], v: Vec
 pub struct EvalCx<'a> {
     pub(crate) inputs: &'a [Value<'a>],
     pub(crate) budget: Budget,
+    /// Bit `i`: output `i` is read by nothing.
+    pub(crate) unread: u64,
 }
 
 impl<'a> EvalCx<'a> {
     pub fn new(inputs: &'a [Value<'a>], budget: Budget) -> EvalCx<'a> {
-        EvalCx { inputs, budget }
+        EvalCx {
+            inputs,
+            budget,
+            unread: 0,
+        }
+    }
+
+    /// The same inputs and budget, with the outputs of the bits of `mask` (bit `i` for output
+    /// `i`) read by nothing.
+    pub fn unread(self, mask: u64) -> EvalCx<'a> {
+        EvalCx {
+            unread: mask,
+            ..self
+        }
+    }
+
+    /// Whether nothing reads output `i` (no layer, no Result, no observer of the run): an op
+    /// may then leave it uncomputed and give an empty tensor of its type in its place.
+    pub fn output_unread(&self, i: usize) -> bool {
+        i < 64 && self.unread >> i & 1 == 1
     }
 
     /// Input `i` as it is held (a tensor, or a Const's bytes in the weights file).

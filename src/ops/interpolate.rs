@@ -111,7 +111,8 @@
 //! thread count. Nearest copies whole rows when the innermost axis is not resized and repeats
 //! the previous row when two rows read the same source (2× upsampling writes each source row
 //! twice without recomputing it); `linear_onnx` and `cubic` on the two innermost axes run
-//! unrolled loops of 2 × 2 and 4 × 4 taps per element. The output, the padded copy of the input (made only when a pad
+//! unrolled loops of 2 × 2 and 4 × 4 taps per element; `linear` on finite data leaves out its
+//! taps of weight 0 (the same bits: see `separable`). The output, the padded copy of the input (made only when a pad
 //! is not 0), the tables and Pillow's intermediate rows are checked against the memory budget
 //! before they are allocated.
 
@@ -1390,8 +1391,11 @@ fn tap_counts(plan: &Plan) -> Vec<(usize, usize)> {
     }
 }
 
-/// The taps of `plan`'s separable mode (`input`, `output` as the kernel sees them).
-fn separable(plan: &Plan, input: &[usize], output: &[usize]) -> Separable {
+/// The taps of `plan`'s separable mode (`input`, `output` as the kernel sees them). `sparse`
+/// (for data without infinities and NaNs) leaves out `linear`'s taps of weight 0: their
+/// products are ±0, and adding ±0 to a sum that started at +0 changes no bit (such a sum is
+/// never −0), so the result is the same with fewer taps.
+fn separable(plan: &Plan, input: &[usize], output: &[usize], sparse: bool) -> Separable {
     let st = strides(input);
     let a = &plan.attrs;
     let scale_of = |ax: usize| {
@@ -1475,7 +1479,10 @@ fn separable(plan: &Plan, input: &[usize], output: &[usize]) -> Separable {
                         let hi = centre.saturating_add(r[i]).min(last);
                         for j in lo..=hi {
                             let dz = c - j as f32;
-                            t.push(j as usize * st[ax], cmax(0.0, 1.0 - (fa[i] * dz).abs()));
+                            let w = cmax(0.0, 1.0 - (fa[i] * dz).abs());
+                            if !(sparse && w == 0.0) {
+                                t.push(j as usize * st[ax], w);
+                            }
                         }
                         t.close();
                     }
@@ -1988,7 +1995,9 @@ fn run<T: Sample>(cx: &EvalCx<'_>, plan: &Plan, data: &Tensor) -> Result<Tensor,
             run_pillow(&src, plan, &p, buf);
         }
         _ => {
-            let sep = separable(plan, &input, &output);
+            let finite = plan.attrs.mode == Mode::Linear
+                && src.iter().fold(true, |a, v| a & v.wide().is_finite());
+            let sep = separable(plan, &input, &output, finite);
             run_separable(&src, &input, &output, &sep, buf);
         }
     }
@@ -3357,6 +3366,79 @@ mod tests {
         assert!(matches!(e, EvalError::Memory(_)), "{e:?}");
     }
 
+    /// `linear` without its zero-weight taps (finite data) gives the bits of every tap, −0s,
+    /// zeros and zero weight sums included; data with an infinity or a NaN keeps every tap
+    /// (`0 · inf` is a NaN that the sum must carry).
+    #[test]
+    fn linear_sparse_taps_give_the_same_bits() {
+        let input = [1usize, 3, 6, 7];
+        let n: usize = input.iter().product();
+        let mut x = uniform_for_test(n, 9, -4.0, 4.0);
+        for (i, v) in x.iter_mut().enumerate() {
+            match i % 7 {
+                0 => *v = -0.0,
+                3 => *v = 0.0,
+                _ => {}
+            }
+        }
+        for (out, antialias, transform) in [
+            ([1usize, 3, 12, 14], false, Transform::HalfPixel),
+            ([1, 3, 13, 5], false, Transform::Asymmetric),
+            ([1, 3, 2, 3], true, Transform::AlignCorners),
+            ([1, 3, 4, 20], true, Transform::PytorchHalfPixel),
+        ] {
+            let attrs = Attrs4 {
+                mode: Mode::Linear,
+                shape_calc: ShapeCalc::Sizes,
+                transform,
+                rounding: Rounding::RoundPreferFloor,
+                antialias,
+                pads_begin: Vec::new(),
+                pads_end: Vec::new(),
+                cube_coeff: -0.75,
+            };
+            let plan = Plan {
+                attrs: attrs.clone(),
+                input: input.to_vec(),
+                output: out.to_vec(),
+                axes: vec![2, 3],
+                scales: vec![out[2] as f32 / 6.0, out[3] as f32 / 7.0],
+            };
+            let total: usize = out.iter().product();
+            let computed = |sparse: bool, x: &[f32]| {
+                let sep = separable(&plan, &input, &out, sparse);
+                let mut buf = vec![MaybeUninit::<f32>::uninit(); total];
+                run_separable(x, &input, &out, &sep, &mut buf);
+                // SAFETY: run_separable writes every element.
+                buf.iter()
+                    .map(|v| unsafe { v.assume_init() }.to_bits())
+                    .collect::<Vec<_>>()
+            };
+            let sparse = separable(&plan, &input, &out, true);
+            let dense = separable(&plan, &input, &out, false);
+            assert!(sparse.grid[1].w.len() < dense.grid[1].w.len(), "{out:?}");
+            assert_eq!(computed(true, &x), computed(false, &x), "{out:?}");
+            // Through the op: the same bits as every tap, and with an infinity the NaNs of
+            // its zero-weight taps.
+            let o = Interpolate::V11(attrs);
+            let sizes = [out[2] as i64, out[3] as i64];
+            let got = |x: &[f32]| {
+                values::<f32>(&run11(&o, t(&input, x.to_vec()), &sizes, &[2, 3]))
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(got(&x), computed(false, &x), "{out:?}");
+            let mut y = x.clone();
+            y[10] = f32::INFINITY;
+            assert_eq!(got(&y), computed(false, &y), "{out:?} with an infinity");
+            if !antialias {
+                // (Upsampled, the infinity is some output's zero-weight tap.)
+                assert_ne!(computed(true, &y), computed(false, &y), "{out:?}");
+            }
+        }
+    }
+
     /// f32 results against a float64 evaluation of the same f32 weights: within `(n + 2)`
     /// roundings of `Σ|c·x|` (over `Σ c` for `linear`) for a sum of `n` terms.
     #[test]
@@ -3396,7 +3478,7 @@ mod tests {
                 axes: vec![2, 3],
                 scales: vec![out[2] as f32 / 7.0, out[3] as f32 / 9.0],
             };
-            let sep = separable(&plan, &input, &out);
+            let sep = separable(&plan, &input, &out, false);
             let (ya, xa) = (&sep.grid[0], &sep.grid[1]);
             assert_eq!((ya.dim, xa.dim), (2, 3));
             let mut k = 0;
