@@ -6,8 +6,9 @@ and independent oracles, within documented tolerances.
                      [--skip-blocks] [--skip-onnx] [--keep DIR]
 
 1. Blocks (ir_samples/real/blocks: layernorm_, mha_, encoder_, encoder_tanh_, decoder_, each
-   _static/_dynamic/_interval and their _fp16 twins; preprocess_ and new_user_ need Convolution
-   and are left out). Each model is read with OpenVINO and run on seeded random inputs, at the
+   _static/_dynamic/_interval and their _fp16 twins; preprocess_ and new_user_, which hold
+   Convolutions, are checked by tests/differential/cnn.py --only blocks against the same
+   F64Interpreter and the CPU plugin). Each model is read with OpenVINO and run on seeded random inputs, at the
    static shape or, for dynamic and interval dims, at several concrete sizes (dynamic: B=2 S=5 and
    B=1 S=1; interval: the lower bounds, B=3 S=7 and the upper bounds). The oracles:
      f64   a small numpy interpreter of the ov.Model graph (F64Interpreter below) computing every
