@@ -749,24 +749,40 @@ fn window_argmax<T: Pooled>(x: &[T], rows: &[usize], s: Span, d: usize) -> (T, u
 /// NaNs would come out otherwise than the windows' first greatest value or first NaN: a
 /// segment that meets one is computed window by window with [`window_max`] instead.
 fn max_values<T: Pooled>(x: &[T], g: &Geometry) -> Result<Tensor, EvalError> {
+    by_segments(
+        x,
+        g,
+        #[inline(always)]
+        |plane, rows, ls, outs, (columns, scratch): &mut (Vec<T>, Vec<T>)| {
+            max_segment(g, plane, rows, ls, outs, columns, scratch)
+        },
+    )
+}
+
+/// The output of `segment(plane, rows, ls, outs, buffers)` over every row segment
+/// ([`each_row_segment`]), computed in parallel parts, each part with its own `buffers`.
+#[inline(always)]
+fn by_segments<T: Sync, O: Element, B: Default>(
+    x: &[T],
+    g: &Geometry,
+    segment: impl Fn(&[T], &[usize], Range<usize>, &mut [MaybeUninit<O>], &mut B) + Sync + Send,
+) -> Result<Tensor, EvalError> {
     let total = g.total;
-    let mut out: Vec<T> = Vec::with_capacity(total);
+    let mut out: Vec<O> = Vec::with_capacity(total);
     let mut none = vec![(); total];
     for_parts(
         &mut out.spare_capacity_mut()[..total],
         &mut none,
         g.kernel_size,
         |first, part, _| {
-            let (mut columns, mut scratch) = (Vec::new(), Vec::new());
+            let mut buffers = B::default();
             each_row_segment(
                 g,
                 x,
                 first,
                 part,
                 #[inline(always)]
-                |plane, rows, ls, outs| {
-                    max_segment(g, plane, rows, ls, outs, &mut columns, &mut scratch)
-                },
+                |plane, rows, ls, outs| segment(plane, rows, ls, outs, &mut buffers),
             );
         },
     );
@@ -994,32 +1010,16 @@ fn max_indexed<T: Pooled, I: Element>(
 /// columns in order ([`fold_columns`]), divided (f64) or multiplied by the reciprocal and
 /// rounded once.
 fn average<T: Real>(x: &[T], g: &Geometry, exclude_pad: bool) -> Result<Tensor, EvalError> {
-    let total = g.total;
-    let mut out: Vec<T> = Vec::with_capacity(total);
-    let mut none = vec![(); total];
     // OpenVINO's divisor: the kernel's size when the padding counts (and there is some).
     let whole = (!exclude_pad && g.padded).then_some(g.kernel_size);
-    for_parts(
-        &mut out.spare_capacity_mut()[..total],
-        &mut none,
-        g.kernel_size,
-        |first, part, _| {
-            let (mut columns, mut scratch) = (Vec::new(), Vec::new());
-            each_row_segment(
-                g,
-                x,
-                first,
-                part,
-                #[inline(always)]
-                |plane, rows, ls, outs| {
-                    average_segment(g, whole, plane, rows, ls, outs, &mut columns, &mut scratch)
-                },
-            );
+    by_segments(
+        x,
+        g,
+        #[inline(always)]
+        |plane, rows, ls, outs, (columns, scratch): &mut (Vec<f64>, Vec<f64>)| {
+            average_segment(g, whole, plane, rows, ls, outs, columns, scratch)
         },
-    );
-    // SAFETY: every element of every part was written, and the parts cover the output.
-    unsafe { out.set_len(total) };
-    tensor_from(&g.out_shape, out)
+    )
 }
 
 /// One row segment of [`average`] (`whole`: the divisor of every window, if one is);
