@@ -887,7 +887,6 @@ fn covered(spans: &[Span], d: usize) -> Option<Range<usize>> {
 /// (`empty` for a window without any). Returns the outputs (counted from the segment's start)
 /// whose windows have all their taps in the data, a run in the middle of the row: they go a
 /// tap at a time over the run, so that the loops vectorise for strides 1 and 2.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn fold_columns<A: Copy>(
     g: &Geometry,
@@ -938,8 +937,7 @@ fn fold_columns<A: Copy>(
 }
 
 /// `acc[o]` = `cols[o·S + t·d]` folded with `f` over the `k` taps `t` in order (`cols`
-/// holds them all; `acc` has at least 2 elements): a tap at a time over every output, so
-/// that the loops vectorise.
+/// holds them all): a tap at a time over every output, so that the loops vectorise.
 #[inline(always)]
 fn strided_fold<A: Copy, const S: usize>(
     cols: &[A],
@@ -949,7 +947,9 @@ fn strided_fold<A: Copy, const S: usize>(
     acc: &mut [A],
 ) {
     // The whole chunks of `S`, and the last output on its own (its chunk may be cut short).
-    let (last, most) = acc.split_last_mut().expect("two outputs or more");
+    let Some((last, most)) = acc.split_last_mut() else {
+        return;
+    };
     let at = most.len() * S;
     for (a, c) in most.iter_mut().zip(cols.chunks_exact(S)) {
         *a = c[0];
@@ -1056,31 +1056,31 @@ fn average_segment<T: Real>(
             *c += v.wide();
         }
     }
-    // f64 divides; the narrower types multiply by the reciprocal (its f64 rounding is far
-    // below their ulp), the same one for every window with all its taps.
+    // f64 divides by `count`; the narrower types multiply by its reciprocal `inv` (whose f64
+    // rounding is far below their ulp), the same one for every window with all its taps.
     let divisor = |taps: usize| whole.unwrap_or(rows.len() * taps);
-    let average = |sum: f64, count: usize| {
-        T::narrow(if count == 0 {
-            0.0
-        } else if T::WIDE {
+    let mean = |sum: f64, count: usize, inv: f64| {
+        T::narrow(if T::WIDE {
             sum / count as f64
         } else {
-            sum * (1.0 / count as f64)
+            sum * inv
         })
     };
     let add = |a: f64, v: f64| a + v;
     let full = fold_columns(g, ls, columns, c.start, 0.0, add, scratch);
+    // Not 0: the window has rows and all its taps.
     let count = divisor(g.kernel[2]);
-    let scale = 1.0 / count as f64;
+    let inv = 1.0 / count as f64;
     for (o, &sum) in outs[full.clone()].iter_mut().zip(&scratch[full.clone()]) {
-        o.write(T::narrow(if T::WIDE {
-            sum / count as f64
-        } else {
-            sum * scale
-        }));
+        o.write(mean(sum, count, inv));
     }
     for i in (0..full.start).chain(full.end..outs.len()) {
-        outs[i].write(average(scratch[i], divisor(spans[i].taps)));
+        let count = divisor(spans[i].taps);
+        outs[i].write(if count == 0 {
+            T::narrow(0.0)
+        } else {
+            mean(scratch[i], count, 1.0 / count as f64)
+        });
     }
 }
 
