@@ -25,13 +25,17 @@
 //! Execution (every path sums each output element's products in one fixed order, the input
 //! channels of the group then the kernel taps `kd, kh, kw`, so its bits depend only on the
 //! geometry, not on the thread count or the vector unit):
-//! * **f32 and f64** through the GEMM of [`matmul`](super::matmul) (`matrixmultiply`): per
-//!   image and group, `out[C_OUT/G × P] = filters[C_OUT/G × K] · cols[K × P]` with
-//!   `K = C_IN/G · taps`, `P` the output positions. The columns are gathered (im2col) a tile of
-//!   output positions at a time into a scratch of about 1 MiB per thread; a 1×1 kernel with
-//!   stride 1 and no padding reads the data in place. The parts (image, group, tile, and
-//!   output-channel blocks when they are too few for the threads) run in parallel with rayon,
-//!   each writing its own output elements. The filters are read in place (a Const's bytes).
+//! * **f32** through the packed GEMM of [`gemm`](crate::ops::kernel::gemm): per image and
+//!   group, `out[C_OUT/G × P] = filters[C_OUT/G × K] · cols[K × P]` with `K = C_IN/G · taps`,
+//!   `P` the output positions. The columns are gathered (im2col) a tile of output positions
+//!   at a time, straight into the column panels the GEMM reads, in a scratch of about 1 MiB
+//!   per thread (a 1×1 kernel with stride 1 and no padding copies the data rows); the filters
+//!   are read where they lie (a Const's bytes). Each output is one fused multiply-add chain
+//!   over `K` in order, so the bits are the same on AVX-512, AVX2 and plain code. The parts
+//!   (image, group, tile, and output-channel blocks when they are too few for the threads)
+//!   run in parallel with rayon, each writing its own output elements.
+//! * **f64** alike through the GEMM crate of [`matmul`](super::matmul) (`matrixmultiply`),
+//!   the columns gathered in rows (a pointwise convolution reads the data in place);
 //! * **depthwise** (one input channel per group and at most 4 output channels per group):
 //!   a direct loop, output rows accumulated `acc + w·x` (multiply, then add: no fused
 //!   multiply-add, so the same bits on every CPU) tap after tap, output planes in parallel;
@@ -42,10 +46,10 @@
 //! Padding is not multiplied in by the direct loop (as OpenVINO's reference skips it) but is
 //! by the GEMM: an infinite or NaN weight makes the border outputs it meets NaN there.
 //!
-//! Accuracy of f32 (f64 alike, u = 2^-24 or 2^-53) per output element against the exact sum
-//! `Σ|w·x|`-relative: GEMM `(256 + ⌈K/256⌉ + 1)·u` (matrixmultiply's K blocks of 256, summed in
-//! order); depthwise `(K + 1)·u` (recursive summation of `K` products). The tests measure
-//! both against a float64 reference.
+//! Accuracy per output element against the exact sum, `Σ|w·x|`-relative (u = 2^-24 or
+//! 2^-53): f32 `(K + 1)·u` (the fused chain and depthwise's recursive summation of `K`
+//! products); f64 through the crate `(256 + ⌈K/256⌉ + 1)·u` (its K blocks of 256, summed in
+//! order). The tests measure both against a float64 reference.
 //!
 //! The output and the scratch (the columns of every thread, the f32 copies of f16/bf16
 //! filters and output) are checked against the memory budget, with overflow-checked sizes,
@@ -59,6 +63,7 @@ use super::spatial::{Rule, Window};
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
 use crate::ElementType;
 use crate::num::Int;
+use crate::ops::kernel::gemm::{MAX_NR, Panels};
 use crate::ops::kernel::{tensor_from, value_data, vectorised};
 use crate::ops::matmul::{Gemm, Shared, narrow, widen};
 use crate::shape::{Dim, PartialShape, TensorType};
@@ -653,16 +658,19 @@ fn direct<S: Copy + Sync, A: Acc>(
 }
 
 /// Rows of the column matrix for output positions `p0..p1` of one image and group (`xs`, its
-/// input channels): row `(c, kd, kh, kw)`, column `p` is the data that tap meets at output
+/// input channels), each assembled in `row` (at least `p1 − p0` long) and handed to `emit`
+/// with its index: row `(c, kd, kh, kw)`, column `p` is the data that tap meets at output
 /// position `p`, 0 in the padding.
+#[allow(clippy::too_many_arguments)]
 fn im2col<S: Copy, F: Copy>(
     g: &Geometry,
     xs: &[S],
     p0: usize,
     p1: usize,
-    col: &mut [F],
+    scratch: &mut [F],
     zero: F,
     wide: impl Fn(S) -> F + Copy,
+    mut emit: impl FnMut(usize, &[F]),
 ) {
     let width = p1 - p0;
     let [_, ih_n, iw_n] = g.input;
@@ -671,20 +679,27 @@ fn im2col<S: Copy, F: Copy>(
     let sw = g.stride[2];
     let in_plane = g.in_plane();
     let rows_of_plane = oh_n * ow_n;
-    let mut rows = col.chunks_exact_mut(width);
+    let dst_row = &mut scratch[..width];
+    // The tile's pieces of output rows, the same for every row of the columns: where each
+    // starts in the tile, its `od`, `oh` and its `ow` range.
+    let mut pieces = Vec::new();
+    let mut p = p0;
+    while p < p1 {
+        let (od, rem) = (p / rows_of_plane, p % rows_of_plane);
+        let (oh, ow0) = (rem / ow_n, rem % ow_n);
+        let ow1 = ow_n.min(ow0 + (p1 - p));
+        pieces.push((p - p0, od, oh, ow0, ow1));
+        p += ow1 - ow0;
+    }
+    let mut r = 0;
     for c in 0..g.cig {
         let xc = &xs[c * in_plane..(c + 1) * in_plane];
         for kd in 0..kd_n {
             for kh in 0..kh_n {
                 for kw in 0..kw_n {
-                    let Some(dst_row) = rows.next() else { return };
                     let (off, vlo, vhi) = g.row_span(kw);
-                    let mut p = p0;
-                    while p < p1 {
-                        let (od, rem) = (p / rows_of_plane, p % rows_of_plane);
-                        let (oh, ow0) = (rem / ow_n, rem % ow_n);
-                        let ow1 = ow_n.min(ow0 + (p1 - p));
-                        let dst = &mut dst_row[p - p0..p - p0 + (ow1 - ow0)];
+                    for &(at, od, oh, ow0, ow1) in &pieces {
+                        let dst = &mut dst_row[at..at + (ow1 - ow0)];
                         match (g.at(0, od, kd), g.at(1, oh, kh)) {
                             (Some(id), Some(ih)) => {
                                 let row = &xc[(id * ih_n + ih) * iw_n..][..iw_n];
@@ -692,7 +707,6 @@ fn im2col<S: Copy, F: Copy>(
                                 let hi = vhi.clamp(lo, ow1);
                                 if lo == hi {
                                     dst.fill(zero);
-                                    p += ow1 - ow0;
                                     continue;
                                 }
                                 dst[..lo - ow0].fill(zero);
@@ -711,8 +725,9 @@ fn im2col<S: Copy, F: Copy>(
                             }
                             _ => dst.fill(zero),
                         }
-                        p += ow1 - ow0;
                     }
+                    emit(r, dst_row);
+                    r += 1;
                 }
             }
         }
@@ -739,7 +754,11 @@ struct Part {
 /// threads (the bits depend on neither).
 fn plan(g: &Geometry, elem: usize) -> (usize, Vec<Part>) {
     let plane = g.out_plane();
-    let tile = tile_width(g.k(), elem, MIN_TILE, plane);
+    let mut tile = tile_width(g.k(), elem, MIN_TILE, plane);
+    if tile < plane {
+        // Whole column panels of the packed GEMM.
+        tile = tile / MAX_NR * MAX_NR;
+    }
     let tiles = plane.div_ceil(tile);
     let base = g.batch * g.groups * tiles;
     let blocks = channel_blocks(base, g.cog, g.cog.div_ceil(16));
@@ -784,19 +803,15 @@ fn gemm_conv<S: Copy + Sync, F: Gemm>(
         let (b, rsb) = match in_place {
             Some(xf) => (xf[at + p.p0..].as_ptr(), in_plane),
             None => {
-                if buf.len() < k * width {
-                    buf.resize(k * width, <F as crate::num::Float>::ZERO);
+                let zero = <F as crate::num::Float>::ZERO;
+                if buf.len() < (k + 1) * width {
+                    buf.resize((k + 1) * width, zero);
                 }
-                let col = &mut buf[..k * width];
-                im2col(
-                    g,
-                    &x[at..at + group_len],
-                    p.p0,
-                    p.p1,
-                    col,
-                    <F as crate::num::Float>::ZERO,
-                    wide,
-                );
+                let (col, row) = buf[..(k + 1) * width].split_at_mut(k * width);
+                let xs = &x[at..at + group_len];
+                im2col(g, xs, p.p0, p.p1, row, zero, wide, |r, v| {
+                    col[r * width..(r + 1) * width].copy_from_slice(v)
+                });
                 (col.as_ptr(), width)
             }
         };
@@ -821,10 +836,154 @@ fn gemm_conv<S: Copy + Sync, F: Gemm>(
     });
 }
 
+/// The convolution through the packed GEMM of [`gemm`](crate::ops::kernel::gemm): each part's
+/// columns gathered (or, `in_place`, copied from the data for a pointwise convolution) into
+/// column panels and multiplied by its filter rows, read where they lie, into the output.
+fn packed_conv<S: Copy + Sync>(
+    g: &Geometry,
+    x: &[S],
+    in_place: Option<&[f32]>,
+    w: &[f32],
+    out: &mut [f32],
+    parts: &[Part],
+    wide: impl Fn(S) -> f32 + Copy + Sync,
+) {
+    let panels = Panels::detect();
+    let nr = panels.width();
+    let (k, plane, in_plane) = (g.k(), g.out_plane(), g.in_plane());
+    let group_len = g.cig * in_plane;
+    let c = Shared(out.as_mut_ptr());
+    parts.par_iter().for_each_init(Vec::<f32>::new, |buf, p| {
+        let width = p.p1 - p.p0;
+        let at = (p.n * g.groups + p.g) * group_len;
+        // Within the scratch that `float_conv` reserved (`k` rows of the tile in panels, and
+        // one row).
+        let len = width.div_ceil(nr) * nr * k;
+        if buf.len() < len + width {
+            buf.resize(len + width, 0.0);
+        }
+        let (packed, row) = buf[..len + width].split_at_mut(len);
+        // Row `r` of the columns into its place in each panel.
+        let mut put = |r: usize, v: &[f32]| to_panels(packed, k, nr, r, v);
+        vectorised(
+            #[inline(always)]
+            || match in_place {
+                Some(xf) => {
+                    for r in 0..k {
+                        put(r, &xf[at + r * in_plane + p.p0..at + r * in_plane + p.p1]);
+                    }
+                }
+                None => im2col(g, &x[at..at + group_len], p.p0, p.p1, row, 0.0, wide, put),
+            },
+        );
+        let packed = &*packed;
+        // SAFETY: `check` verified that the filters hold the rows `g·cog + m0..m1`, each `k`
+        // long, and that the output rows `m0..m1` of image `n`, group `g`, columns `p0..p1`
+        // lie in `out`; `packed` holds the panels; no two parts share an output element.
+        unsafe {
+            panels.gemm(
+                p.m1 - p.m0,
+                width,
+                k,
+                w.as_ptr().add((p.g * g.cog + p.m0) * k),
+                k,
+                packed,
+                c.get()
+                    .add(((p.n * g.groups + p.g) * g.cog + p.m0) * plane + p.p0),
+                plane,
+            )
+        }
+    });
+}
+
+/// Row `r` of the columns (`v`) into panels of `nr` (32 or 16) columns, each `k` rows.
+#[inline(always)]
+fn to_panels(packed: &mut [f32], k: usize, nr: usize, r: usize, v: &[f32]) {
+    match nr {
+        32 => panels_of::<32>(packed, k, r, v),
+        _ => panels_of::<16>(packed, k, r, v),
+    }
+}
+
+#[inline(always)]
+fn panels_of<const NR: usize>(packed: &mut [f32], k: usize, r: usize, v: &[f32]) {
+    let mut pieces = v.chunks_exact(NR);
+    for (j, piece) in pieces.by_ref().enumerate() {
+        let dst: &mut [f32; NR] = (&mut packed[(j * k + r) * NR..][..NR]).try_into().unwrap();
+        *dst = piece.try_into().unwrap();
+    }
+    let rest = pieces.remainder();
+    if !rest.is_empty() {
+        let j = v.len() / NR;
+        packed[(j * k + r) * NR..][..rest.len()].copy_from_slice(rest);
+    }
+}
+
+/// A float type the GEMM path computes in: f32 through the packed GEMM, f64 through the GEMM
+/// crate.
+trait ConvFloat: Gemm + Acc {
+    /// Scratch elements of one part of `tile` positions (its columns).
+    fn scratch(g: &Geometry, tile: usize) -> u64;
+
+    /// The GEMM path of [`float_conv`].
+    fn gemm_path<S: Copy + Sync>(
+        g: &Geometry,
+        x: &[S],
+        in_place: Option<&[Self]>,
+        w: &[Self],
+        out: &mut [Self],
+        parts: &[Part],
+        wide: impl Fn(S) -> Self + Copy + Sync,
+    );
+}
+
+impl ConvFloat for f32 {
+    fn scratch(g: &Geometry, tile: usize) -> u64 {
+        let nr = Panels::detect().width();
+        (tile.div_ceil(nr) as u64 * nr as u64)
+            .saturating_mul(g.k() as u64)
+            .saturating_add(tile as u64)
+    }
+
+    fn gemm_path<S: Copy + Sync>(
+        g: &Geometry,
+        x: &[S],
+        in_place: Option<&[f32]>,
+        w: &[f32],
+        out: &mut [f32],
+        parts: &[Part],
+        wide: impl Fn(S) -> f32 + Copy + Sync,
+    ) {
+        packed_conv(g, x, in_place, w, out, parts, wide)
+    }
+}
+
+impl ConvFloat for f64 {
+    fn scratch(g: &Geometry, tile: usize) -> u64 {
+        if g.pointwise() {
+            0
+        } else {
+            (tile as u64).saturating_mul(g.k() as u64 + 1)
+        }
+    }
+
+    fn gemm_path<S: Copy + Sync>(
+        g: &Geometry,
+        x: &[S],
+        in_place: Option<&[f64]>,
+        w: &[f64],
+        out: &mut [f64],
+        parts: &[Part],
+        wide: impl Fn(S) -> f64 + Copy + Sync,
+    ) {
+        gemm_conv(g, x, in_place, w, out, parts, wide)
+    }
+}
+
 /// A float convolution computed in `F`: the data `x` (of `S`, widened by `wide`), the filters
 /// from `weights` (called once the budget allows `weight_bytes` more), `extra` bytes the caller
 /// needs besides.
-fn float_conv<'w, S: Copy + Sync, F: Gemm + Acc>(
+fn float_conv<'w, S: Copy + Sync, F: ConvFloat>(
     cx: &EvalCx<'_>,
     g: &Geometry,
     x: &[S],
@@ -842,15 +1001,10 @@ fn float_conv<'w, S: Copy + Sync, F: Gemm + Acc>(
         plan(g, size)
     };
     let pointwise = in_place.filter(|_| g.pointwise());
-    let scratch = if pointwise.is_some() {
-        0
-    } else {
-        let threads = rayon::current_num_threads().min(parts.len()) as u64;
-        threads
-            .saturating_mul(g.k() as u64)
-            .saturating_mul(tile as u64)
-            .saturating_mul(size as u64)
-    };
+    let threads = rayon::current_num_threads().min(parts.len()) as u64;
+    let scratch = threads
+        .saturating_mul(F::scratch(g, tile))
+        .saturating_mul(size as u64);
     let output = (n as u64).saturating_mul(size as u64);
     cx.reserve_bytes(
         "the output and the convolution's scratch",
@@ -865,7 +1019,7 @@ fn float_conv<'w, S: Copy + Sync, F: Gemm + Acc>(
     if direct_path {
         direct(g, x, &w, &mut out, wide);
     } else {
-        gemm_conv(g, x, pointwise, &w, &mut out, &parts, wide);
+        F::gemm_path(g, x, pointwise, &w, &mut out, &parts, wide);
     }
     Ok(out)
 }
@@ -1493,8 +1647,10 @@ mod tests {
             let f64s = |v: &[f32]| v.iter().map(|&a| a as f64).collect::<Vec<_>>();
             let (shape, want, abs) = reference(c, &f64s(&x), &f64s(&w));
             let k = k_of(c);
-            // GEMM: blocks of 256 summed in order; depthwise: recursive summation.
-            let units = (k.min(256) + k.div_ceil(256) + 1) as f64;
+            // f32: one fused multiply-add chain (the packed GEMM) or recursive summation
+            // (depthwise); f64: the GEMM crate's blocks of 256 summed in order.
+            let units = (k + 1) as f64;
+            let units64 = (k.min(256) + k.div_ceil(256) + 1) as f64;
             let (got_shape, got) = run(&o, &c.data, x.clone(), &c.filters, w.clone());
             assert_eq!(got_shape, shape, "case {idx}");
             for (j, ((&g, &r), &a)) in got.iter().zip(&want).zip(&abs).enumerate() {
@@ -1508,7 +1664,7 @@ mod tests {
             for (j, ((&g, &r), &a)) in got64.iter().zip(&want).zip(&abs).enumerate() {
                 let err = (g - r).abs();
                 assert!(
-                    err <= units * 2f64.powi(-53) * a,
+                    err <= units64 * 2f64.powi(-53) * a,
                     "case {idx} f64 element {j}: {g} vs {r}"
                 );
             }
@@ -1611,7 +1767,8 @@ mod tests {
 
     #[test]
     fn pointwise_in_place_gives_the_gathered_bits() {
-        // The fixed K order: reading the data in place or through im2col is the same GEMM.
+        // The fixed K order: reading the data in place or through im2col is the same GEMM,
+        // for the packed f32 GEMM and the crate's f64 one.
         let c = &cases()[8];
         let o = op_of(c);
         let g = o.geometry(&c.data, &c.filters).unwrap();
@@ -1621,10 +1778,70 @@ mod tests {
         let n = g.output_len().unwrap();
         let (_, parts) = plan(&g, 4);
         let (mut a, mut b) = (vec![0f32; n], vec![0f32; n]);
-        gemm_conv(&g, &x, Some(&x), &w, &mut a, &parts, |v| v);
-        gemm_conv(&g, &x, None, &w, &mut b, &parts, |v: f32| v);
+        packed_conv(&g, &x, Some(&x), &w, &mut a, &parts, |v| v);
+        packed_conv(&g, &x, None, &w, &mut b, &parts, |v: f32| v);
         assert_eq!(a, b);
-        assert_eq!(run(&o, &c.data, x, &c.filters, w).1, a);
+        assert_eq!(run(&o, &c.data, x.clone(), &c.filters, w.clone()).1, a);
+        let wide = |v: &[f32]| v.iter().map(|&e| e as f64).collect::<Vec<_>>();
+        let (x, w) = (wide(&x), wide(&w));
+        let (mut a, mut b) = (vec![0f64; n], vec![0f64; n]);
+        gemm_conv(&g, &x, Some(&x), &w, &mut a, &parts, |v| v);
+        gemm_conv(&g, &x, None, &w, &mut b, &parts, |v: f64| v);
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn long_sums_and_partial_panels_give_the_fused_chain() {
+        // K of 2·256 + 37 (three K blocks), output planes of 7×7 and 5×13 (partial column
+        // panels, half panels): every f32 output is the fused multiply-add chain over the
+        // input channels then the taps, in order, from +0.
+        for (idx, (hw, cin, kk)) in [([7usize, 7usize], 61usize, 3usize), ([5, 13], 3, 1)]
+            .into_iter()
+            .enumerate()
+        {
+            let pad = (kk / 2) as u64;
+            let o = op(
+                false,
+                &[1, 1],
+                &[1, 1],
+                &[pad, pad],
+                &[pad, pad],
+                AutoPad::Explicit,
+            );
+            let (cout, k) = (10, cin * kk * kk);
+            let data = [1, cin, hw[0], hw[1]];
+            let filters = [cout, cin, kk, kk];
+            let x = uniform_for_test(data.iter().product(), 40 + idx as u64, -1.0, 1.0);
+            let w = uniform_for_test(filters.iter().product(), 50 + idx as u64, -1.0, 1.0);
+            let (shape, got) = run(&o, &data, x.clone(), &filters, w.clone());
+            assert_eq!(shape, vec![1, cout, hw[0], hw[1]]);
+            let at = |c: usize, i: isize, j: isize| {
+                let inside = (0..hw[0] as isize).contains(&i) && (0..hw[1] as isize).contains(&j);
+                if inside {
+                    x[(c * hw[0] + i as usize) * hw[1] + j as usize]
+                } else {
+                    0.0
+                }
+            };
+            for m in 0..cout {
+                for i in 0..hw[0] {
+                    for j in 0..hw[1] {
+                        let mut acc = 0f32;
+                        for t in 0..k {
+                            let (c, th, tw) = (t / (kk * kk), t / kk % kk, t % kk);
+                            let v = at(
+                                c,
+                                (i + th) as isize - pad as isize,
+                                (j + tw) as isize - pad as isize,
+                            );
+                            acc = w[m * k + t].mul_add(v, acc);
+                        }
+                        let e = got[(m * hw[0] + i) * hw[1] + j];
+                        assert_eq!(e.to_bits(), acc.to_bits(), "case {idx} ({m}, {i}, {j})");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

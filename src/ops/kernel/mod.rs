@@ -24,6 +24,7 @@
 
 pub mod chain;
 pub mod fused;
+pub(crate) mod gemm;
 pub mod narrow;
 pub mod simd;
 
