@@ -230,6 +230,22 @@ unsafe fn plain_tile<const NR: usize>(
     }
 }
 
+/// Calls `$f::<R>` with `R` the row count (1 to 8), a constant to the micro-tile.
+macro_rules! by_rows {
+    ($f:ident, $rows:expr, $($arg:expr),*) => {
+        match $rows {
+            8 => $f::<8>($($arg),*),
+            7 => $f::<7>($($arg),*),
+            6 => $f::<6>($($arg),*),
+            5 => $f::<5>($($arg),*),
+            4 => $f::<4>($($arg),*),
+            3 => $f::<3>($($arg),*),
+            2 => $f::<2>($($arg),*),
+            _ => $f::<1>($($arg),*),
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
@@ -263,18 +279,7 @@ mod x86 {
         first: bool,
     ) {
         // SAFETY: the caller's bounds (`Tile`).
-        unsafe {
-            match rows {
-                8 => rows_avx512::<8>(kc, a, lda, b, c, ldc, first),
-                7 => rows_avx512::<7>(kc, a, lda, b, c, ldc, first),
-                6 => rows_avx512::<6>(kc, a, lda, b, c, ldc, first),
-                5 => rows_avx512::<5>(kc, a, lda, b, c, ldc, first),
-                4 => rows_avx512::<4>(kc, a, lda, b, c, ldc, first),
-                3 => rows_avx512::<3>(kc, a, lda, b, c, ldc, first),
-                2 => rows_avx512::<2>(kc, a, lda, b, c, ldc, first),
-                _ => rows_avx512::<1>(kc, a, lda, b, c, ldc, first),
-            }
-        }
+        unsafe { by_rows!(rows_avx512, rows, kc, a, lda, b, c, ldc, first) }
     }
 
     #[target_feature(enable = "avx2,fma")]
@@ -297,14 +302,7 @@ mod x86 {
                 let (a, c) = (a.add(6 * lda), c.add(6 * ldc));
                 return tile_avx2(rows - 6, kc, a, lda, b, c, ldc, first);
             }
-            match rows {
-                6 => rows_avx2::<6>(kc, a, lda, b, c, ldc, first),
-                5 => rows_avx2::<5>(kc, a, lda, b, c, ldc, first),
-                4 => rows_avx2::<4>(kc, a, lda, b, c, ldc, first),
-                3 => rows_avx2::<3>(kc, a, lda, b, c, ldc, first),
-                2 => rows_avx2::<2>(kc, a, lda, b, c, ldc, first),
-                _ => rows_avx2::<1>(kc, a, lda, b, c, ldc, first),
-            }
+            by_rows!(rows_avx2, rows, kc, a, lda, b, c, ldc, first)
         }
     }
 
@@ -322,18 +320,7 @@ mod x86 {
         first: bool,
     ) {
         // SAFETY: the caller's bounds (`Tile`).
-        unsafe {
-            match rows {
-                8 => one_avx512::<8>(kc, a, lda, b, c, ldc, first),
-                7 => one_avx512::<7>(kc, a, lda, b, c, ldc, first),
-                6 => one_avx512::<6>(kc, a, lda, b, c, ldc, first),
-                5 => one_avx512::<5>(kc, a, lda, b, c, ldc, first),
-                4 => one_avx512::<4>(kc, a, lda, b, c, ldc, first),
-                3 => one_avx512::<3>(kc, a, lda, b, c, ldc, first),
-                2 => one_avx512::<2>(kc, a, lda, b, c, ldc, first),
-                _ => one_avx512::<1>(kc, a, lda, b, c, ldc, first),
-            }
-        }
+        unsafe { by_rows!(one_avx512, rows, kc, a, lda, b, c, ldc, first) }
     }
 
     /// The first 8 columns of a 16-column panel: `R` registers of sums.
@@ -350,18 +337,7 @@ mod x86 {
         first: bool,
     ) {
         // SAFETY: the caller's bounds (`Tile`).
-        unsafe {
-            match rows {
-                8 => one_avx2::<8>(kc, a, lda, b, c, ldc, first),
-                7 => one_avx2::<7>(kc, a, lda, b, c, ldc, first),
-                6 => one_avx2::<6>(kc, a, lda, b, c, ldc, first),
-                5 => one_avx2::<5>(kc, a, lda, b, c, ldc, first),
-                4 => one_avx2::<4>(kc, a, lda, b, c, ldc, first),
-                3 => one_avx2::<3>(kc, a, lda, b, c, ldc, first),
-                2 => one_avx2::<2>(kc, a, lda, b, c, ldc, first),
-                _ => one_avx2::<1>(kc, a, lda, b, c, ldc, first),
-            }
-        }
+        unsafe { by_rows!(one_avx2, rows, kc, a, lda, b, c, ldc, first) }
     }
 
     #[inline]
