@@ -858,7 +858,7 @@ fn packed_conv<S: Copy + Sync>(
         let at = (p.n * g.groups + p.g) * group_len;
         // Within the scratch that `float_conv` reserved (`k` rows of the tile in panels, and
         // one row).
-        let len = width.div_ceil(nr) * nr * k;
+        let len = panels.packed_len(k, width);
         if buf.len() < len + width {
             buf.resize(len + width, 0.0);
         }
@@ -939,10 +939,7 @@ trait ConvFloat: Gemm + Acc {
 
 impl ConvFloat for f32 {
     fn scratch(g: &Geometry, tile: usize) -> u64 {
-        let nr = Panels::detect().width();
-        (tile.div_ceil(nr) as u64 * nr as u64)
-            .saturating_mul(g.k() as u64)
-            .saturating_add(tile as u64)
+        (Panels::detect().packed_len(g.k(), tile) as u64).saturating_add(tile as u64)
     }
 
     fn gemm_path<S: Copy + Sync>(

@@ -50,17 +50,18 @@ impl Panels {
         }
     }
 
-    /// `f32` elements of `B` packed: `k` rows of `n` columns in whole panels.
-    pub(crate) fn packed_len(self, k: usize, n: usize) -> Option<usize> {
+    /// `f32` elements of `B` packed: `k` rows of `n` columns in whole panels (saturating: a
+    /// size no budget allows).
+    pub(crate) fn packed_len(self, k: usize, n: usize) -> usize {
         n.div_ceil(self.width())
-            .checked_mul(self.width())?
-            .checked_mul(k)
+            .saturating_mul(self.width())
+            .saturating_mul(k)
     }
 
     /// `C[m × n]` (row stride `ldc`) `= A[m × k]` (row stride `lda`) `· B`, where `b` holds
     /// `B[k × n]` packed: panel `j` (columns `j·w .. j·w + w`, `w` the [`width`](Self::width))
     /// at `b[j·k·w ..]`, row `p` of the panel at `+ p·w`, the columns past `n` of the last
-    /// panel anything finite. `k = 0` gives zeros.
+    /// panel anything (their sums are dropped). `k = 0` gives zeros.
     ///
     /// # Safety
     /// `a` must be readable at `i·lda + p` for `i < m`, `p < k`; `c` writable at `i·ldc + j`
@@ -78,7 +79,7 @@ impl Panels {
         ldc: usize,
     ) {
         assert!(
-            self.packed_len(k, n).is_some_and(|l| b.len() >= l),
+            b.len() >= self.packed_len(k, n),
             "packed B holds its panels"
         );
         let s = Shape { m, n, k, lda, ldc };
