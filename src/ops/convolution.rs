@@ -56,6 +56,7 @@
 //! before anything is allocated.
 
 use std::borrow::Cow;
+use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
@@ -64,7 +65,7 @@ use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
 use crate::ElementType;
 use crate::num::Int;
 use crate::ops::kernel::gemm::{MAX_NR, Panels};
-use crate::ops::kernel::{tensor_from, value_data, vectorised};
+use crate::ops::kernel::{tensor_from, value_data, vectorised, with_scratch};
 use crate::ops::matmul::{Gemm, Shared, narrow, widen};
 use crate::shape::{Dim, PartialShape, TensorType};
 use crate::tensor::{Element, Tensor, TypeSet};
@@ -790,13 +791,13 @@ fn gemm_conv<S: Copy + Sync, F: Gemm>(
     x: &[S],
     in_place: Option<&[F]>,
     w: &[F],
-    out: &mut [F],
+    out: &mut [MaybeUninit<F>],
     parts: &[Part],
     wide: impl Fn(S) -> F + Copy + Sync,
 ) {
     let (k, plane, in_plane) = (g.k(), g.out_plane(), g.in_plane());
     let group_len = g.cig * in_plane;
-    let c = Shared(out.as_mut_ptr());
+    let c = Shared(out.as_mut_ptr().cast::<F>());
     parts.par_iter().for_each_init(Vec::<F>::new, |buf, p| {
         let width = p.p1 - p.p0;
         let at = (p.n * g.groups + p.g) * group_len;
@@ -819,6 +820,7 @@ fn gemm_conv<S: Copy + Sync, F: Gemm>(
         // the filter rows `g·cog + m0..m1` (each `k` long), the `k` column rows of `width`
         // elements (stride `rsb`), and the output rows `m0..m1` of image `n`, group `g`,
         // columns `p0..p1` all lie in their buffers; no two parts share an output element.
+        // With β = 0 the GEMM writes those elements without reading them.
         unsafe {
             F::gemm(
                 p.m1 - p.m0,
@@ -844,7 +846,7 @@ fn packed_conv<S: Copy + Sync>(
     x: &[S],
     in_place: Option<&[f32]>,
     w: &[f32],
-    out: &mut [f32],
+    out: &mut [MaybeUninit<f32>],
     parts: &[Part],
     wide: impl Fn(S) -> f32 + Copy + Sync,
 ) {
@@ -852,47 +854,47 @@ fn packed_conv<S: Copy + Sync>(
     let nr = panels.width();
     let (k, plane, in_plane) = (g.k(), g.out_plane(), g.in_plane());
     let group_len = g.cig * in_plane;
-    let c = Shared(out.as_mut_ptr());
-    parts.par_iter().for_each_init(Vec::<f32>::new, |buf, p| {
+    let c = Shared(out.as_mut_ptr().cast::<f32>());
+    parts.par_iter().for_each(|p| {
         let width = p.p1 - p.p0;
         let at = (p.n * g.groups + p.g) * group_len;
         // Within the scratch that `float_conv` reserved (`k` rows of the tile in panels, and
         // one row).
         let len = panels.packed_len(k, width);
-        if buf.len() < len + width {
-            buf.resize(len + width, 0.0);
-        }
-        let (packed, row) = buf[..len + width].split_at_mut(len);
-        // Row `r` of the columns into its place in each panel.
-        let mut put = |r: usize, v: &[f32]| to_panels(packed, k, nr, r, v);
-        vectorised(
-            #[inline(always)]
-            || match in_place {
-                Some(xf) => {
-                    for r in 0..k {
-                        put(r, &xf[at + r * in_plane + p.p0..at + r * in_plane + p.p1]);
+        with_scratch(len + width, |buf| {
+            let (packed, row) = buf.split_at_mut(len);
+            // Row `r` of the columns into its place in each panel.
+            let mut put = |r: usize, v: &[f32]| to_panels(packed, k, nr, r, v);
+            vectorised(
+                #[inline(always)]
+                || match in_place {
+                    Some(xf) => {
+                        for r in 0..k {
+                            put(r, &xf[at + r * in_plane + p.p0..at + r * in_plane + p.p1]);
+                        }
                     }
-                }
-                None => im2col(g, &x[at..at + group_len], p.p0, p.p1, row, 0.0, wide, put),
-            },
-        );
-        let packed = &*packed;
-        // SAFETY: `check` verified that the filters hold the rows `g·cog + m0..m1`, each `k`
-        // long, and that the output rows `m0..m1` of image `n`, group `g`, columns `p0..p1`
-        // lie in `out`; `packed` holds the panels; no two parts share an output element.
-        unsafe {
-            panels.gemm(
-                p.m1 - p.m0,
-                width,
-                k,
-                w.as_ptr().add((p.g * g.cog + p.m0) * k),
-                k,
-                packed,
-                c.get()
-                    .add(((p.n * g.groups + p.g) * g.cog + p.m0) * plane + p.p0),
-                plane,
-            )
-        }
+                    None => im2col(g, &x[at..at + group_len], p.p0, p.p1, row, 0.0, wide, put),
+                },
+            );
+            let packed = &*packed;
+            // SAFETY: `check` verified that the filters hold the rows `g·cog + m0..m1`, each
+            // `k` long, and that the output rows `m0..m1` of image `n`, group `g`, columns
+            // `p0..p1` lie in `out`; `packed` holds the panels; no two parts share an output
+            // element. The GEMM writes those elements without reading them.
+            unsafe {
+                panels.gemm(
+                    p.m1 - p.m0,
+                    width,
+                    k,
+                    w.as_ptr().add((p.g * g.cog + p.m0) * k),
+                    k,
+                    packed,
+                    c.get()
+                        .add(((p.n * g.groups + p.g) * g.cog + p.m0) * plane + p.p0),
+                    plane,
+                )
+            }
+        });
     });
 }
 
@@ -931,7 +933,7 @@ trait ConvFloat: Gemm + Acc {
         x: &[S],
         in_place: Option<&[Self]>,
         w: &[Self],
-        out: &mut [Self],
+        out: &mut [MaybeUninit<Self>],
         parts: &[Part],
         wide: impl Fn(S) -> Self + Copy + Sync,
     );
@@ -947,7 +949,7 @@ impl ConvFloat for f32 {
         x: &[S],
         in_place: Option<&[f32]>,
         w: &[f32],
-        out: &mut [f32],
+        out: &mut [MaybeUninit<f32>],
         parts: &[Part],
         wide: impl Fn(S) -> f32 + Copy + Sync,
     ) {
@@ -969,7 +971,7 @@ impl ConvFloat for f64 {
         x: &[S],
         in_place: Option<&[f64]>,
         w: &[f64],
-        out: &mut [f64],
+        out: &mut [MaybeUninit<f64>],
         parts: &[Part],
         wide: impl Fn(S) -> f64 + Copy + Sync,
     ) {
@@ -1009,15 +1011,26 @@ fn float_conv<'w, S: Copy + Sync, F: ConvFloat>(
     )?;
     let w = weights();
     g.check(x.len(), w.len())?;
-    let mut out = vec![<F as Acc>::ZERO; n];
-    if n == 0 || g.k() == 0 {
+    if n == 0 || g.k() == 0 || direct_path {
+        let mut out = vec![<F as Acc>::ZERO; n];
+        if n > 0 && g.k() > 0 {
+            direct(g, x, &w, &mut out, wide);
+        }
         return Ok(out);
     }
-    if direct_path {
-        direct(g, x, &w, &mut out, wide);
-    } else {
-        F::gemm_path(g, x, pointwise, &w, &mut out, &parts, wide);
-    }
+    let mut out = Vec::with_capacity(n);
+    F::gemm_path(
+        g,
+        x,
+        pointwise,
+        &w,
+        &mut out.spare_capacity_mut()[..n],
+        &parts,
+        wide,
+    );
+    // SAFETY: the parts cover every output element (`plan`: all images, groups, tiles of
+    // the plane and blocks of the channels), and the GEMM writes each one (`C` overwritten).
+    unsafe { out.set_len(n) };
     Ok(out)
 }
 
@@ -1774,17 +1787,30 @@ mod tests {
         let w = uniform_for_test(c.filters.iter().product(), 6, -1.0, 1.0);
         let n = g.output_len().unwrap();
         let (_, parts) = plan(&g, 4);
-        let (mut a, mut b) = (vec![0f32; n], vec![0f32; n]);
+        // Outputs start as NaN: the GEMM must write every element.
+        let nan = |n: usize| vec![MaybeUninit::new(f32::NAN); n];
+        let (mut a, mut b) = (nan(n), nan(n));
         packed_conv(&g, &x, Some(&x), &w, &mut a, &parts, |v| v);
         packed_conv(&g, &x, None, &w, &mut b, &parts, |v: f32| v);
+        let (a, b) = (written(&a), written(&b));
         assert_eq!(a, b);
+        assert!(a.iter().all(|v| !v.is_nan()));
         assert_eq!(run(&o, &c.data, x.clone(), &c.filters, w.clone()).1, a);
         let wide = |v: &[f32]| v.iter().map(|&e| e as f64).collect::<Vec<_>>();
         let (x, w) = (wide(&x), wide(&w));
-        let (mut a, mut b) = (vec![0f64; n], vec![0f64; n]);
+        let nan = |n: usize| vec![MaybeUninit::new(f64::NAN); n];
+        let (mut a, mut b) = (nan(n), nan(n));
         gemm_conv(&g, &x, Some(&x), &w, &mut a, &parts, |v| v);
         gemm_conv(&g, &x, None, &w, &mut b, &parts, |v: f64| v);
+        let (a, b) = (written(&a), written(&b));
         assert_eq!(a, b);
+        assert!(a.iter().all(|v| !v.is_nan()));
+    }
+
+    /// The values of a buffer whose elements were all initialised.
+    fn written<T: Copy>(v: &[MaybeUninit<T>]) -> Vec<T> {
+        // SAFETY: the callers fill the buffers before the call under test.
+        v.iter().map(|e| unsafe { e.assume_init() }).collect()
     }
 
     #[test]

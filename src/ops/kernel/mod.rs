@@ -361,6 +361,30 @@ pub(crate) unsafe fn filled<T>(buf: &[MaybeUninit<T>], len: usize) -> &[T] {
     unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const T, len) }
 }
 
+/// The most scratch (bytes) a thread keeps between calls of [`with_scratch`]; a larger
+/// buffer is freed after its call.
+const KEPT_SCRATCH: usize = 4 << 20;
+
+/// `f` over `len` elements of this thread's `f32` scratch, which the next call on the thread
+/// reuses (up to [`KEPT_SCRATCH`]): the convolutions of a model pack their columns in the
+/// same memory, warm in the cache, rather than in fresh pages zeroed at each call. The
+/// elements hold whatever an earlier call left (zeros when the buffer grows).
+pub(crate) fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [f32]) -> R) -> R {
+    thread_local! {
+        static KEPT: std::cell::Cell<Vec<f32>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+    // Taken out while `f` runs: a nested call (none today) would get a buffer of its own.
+    let mut buf = KEPT.take();
+    if buf.len() < len {
+        buf = vec![0.0; len];
+    }
+    let r = f(&mut buf[..len]);
+    if buf.len().saturating_mul(4) <= KEPT_SCRATCH {
+        KEPT.set(buf);
+    }
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use half::f16;
