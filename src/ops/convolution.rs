@@ -37,8 +37,10 @@
 //! * **f64** alike through the GEMM crate of [`matmul`](super::matmul) (`matrixmultiply`),
 //!   the columns gathered in rows (a pointwise convolution reads the data in place);
 //! * **depthwise** (one input channel per group and at most 4 output channels per group):
-//!   a direct loop, output rows accumulated `acc + w·x` (multiply, then add: no fused
-//!   multiply-add, so the same bits on every CPU) tap after tap, output planes in parallel;
+//!   a direct loop, each output `acc + w·x` (multiply, then add: no fused multiply-add, so
+//!   the same bits on every CPU) tap after tap, in blocks of up to 32 positions of a row held
+//!   in registers through all the taps (the borders, where taps fall in the padding, position
+//!   by position), output planes in parallel;
 //! * **f16 and bf16**: as f32 (inputs widened exactly, the data while gathering the columns),
 //!   each output rounded once to the type;
 //! * **integers** exact with two's complement wrap-around (the direct loop).
@@ -578,8 +580,10 @@ macro_rules! int_acc {
 int_acc!(i8 i16 i32 i64 u8 u16 u32 u64);
 
 /// Output plane `out` (one image, one output channel) by the definition: for each of the
-/// group's input channels `xs`, each output row gets the products of the taps (weights `wk`) in
-/// order, `spans` the last axis's [`row_span`](Geometry::row_span)s.
+/// group's input channels `xs`, each output position gets the products of the taps (weights
+/// `wk`) in order, skipping those that fall in the padding; `spans` the last axis's
+/// [`row_span`](Geometry::row_span)s. The positions of a row that every tap meets are computed
+/// in blocks held in registers ([`Blocks`]), those at the borders one by one.
 #[inline(always)]
 fn direct_plane<S: Copy, A: Acc>(
     g: &Geometry,
@@ -589,43 +593,136 @@ fn direct_plane<S: Copy, A: Acc>(
     out: &mut [A],
     wide: impl Fn(S) -> A + Copy,
 ) {
-    out.fill(A::ZERO);
     let [_, ih_n, iw_n] = g.input;
     let [kd_n, kh_n, kw_n] = g.kernel;
     let [od_n, oh_n, ow_n] = g.output;
     let sw = g.stride[2];
     let (in_plane, taps) = (g.in_plane(), g.taps());
+    // Where every tap of the last axis lies in the data.
+    let inner_lo = spans.iter().map(|s| s.1).max().unwrap_or(0).min(ow_n);
+    let inner_hi = spans.iter().map(|s| s.2).min().unwrap_or(0).max(inner_lo);
+    // The data rows that an output row meets, with their taps' weights.
+    let mut rows: Vec<(&[S], &[A])> = Vec::with_capacity(kd_n * kh_n);
     for c in 0..g.cig {
         let xc = &xs[c * in_plane..(c + 1) * in_plane];
         let wc = &wk[c * taps..(c + 1) * taps];
+        let first = c == 0;
         for od in 0..od_n {
             for oh in 0..oh_n {
-                let orow = &mut out[(od * oh_n + oh) * ow_n..][..ow_n];
+                rows.clear();
                 for kd in 0..kd_n {
                     let Some(id) = g.at(0, od, kd) else { continue };
                     for kh in 0..kh_n {
                         let Some(ih) = g.at(1, oh, kh) else { continue };
                         let row = &xc[(id * ih_n + ih) * iw_n..][..iw_n];
-                        let wr = &wc[(kd * kh_n + kh) * kw_n..][..kw_n];
+                        rows.push((row, &wc[(kd * kh_n + kh) * kw_n..][..kw_n]));
+                    }
+                }
+                let orow = &mut out[(od * oh_n + oh) * ow_n..][..ow_n];
+                let (lo, hi) = (inner_lo, inner_hi);
+                let blocks = Blocks {
+                    first,
+                    sw,
+                    rows: &rows,
+                    spans,
+                };
+                let done = match hi - lo {
+                    32.. => blocks.run::<16, 2>(orow, lo, hi, wide),
+                    16.. => blocks.run::<16, 1>(orow, lo, hi, wide),
+                    8.. => blocks.run::<8, 1>(orow, lo, hi, wide),
+                    4.. => blocks.run::<4, 1>(orow, lo, hi, wide),
+                    _ => lo,
+                };
+                for ow in (0..inner_lo).chain(done..ow_n) {
+                    let mut acc = if first { A::ZERO } else { orow[ow] };
+                    for &(row, wr) in &rows {
                         for (&wv, &(off, lo, hi)) in wr.iter().zip(spans) {
-                            if lo >= hi {
-                                continue;
+                            if (lo..hi).contains(&ow) {
+                                acc = acc.mac(wv, wide(row[((ow * sw) as isize + off) as usize]));
                             }
-                            let start = ((lo * sw) as isize + off) as usize;
-                            if sw == 1 {
-                                let src = &row[start..start + (hi - lo)];
-                                for (o, &v) in orow[lo..hi].iter_mut().zip(src) {
-                                    *o = o.mac(wv, wide(v));
-                                }
-                            } else {
-                                for (j, o) in orow[lo..hi].iter_mut().enumerate() {
-                                    *o = o.mac(wv, wide(row[start + j * sw]));
-                                }
-                            }
+                        }
+                    }
+                    orow[ow] = acc;
+                }
+            }
+        }
+    }
+}
+
+/// The interior of an output row in [`direct_plane`]: positions where every tap lies in the
+/// data, computed in blocks held in registers through all the taps.
+struct Blocks<'a, S, A> {
+    /// The sums start from `+0` (the first input channel) rather than from the output.
+    first: bool,
+    sw: usize,
+    rows: &'a [(&'a [S], &'a [A])],
+    spans: &'a [(isize, usize, usize)],
+}
+
+impl<S: Copy, A: Acc> Blocks<'_, S, A> {
+    /// Positions `lo..hi` (at least `N·L`) of `out` in blocks of `N` vectors of `L` lanes; on
+    /// the first input channel a last block overlapping the one before it (its positions
+    /// computed again, to the same bits). Returns where the positions left to the caller
+    /// start.
+    #[inline(always)]
+    fn run<const L: usize, const N: usize>(
+        &self,
+        out: &mut [A],
+        lo: usize,
+        hi: usize,
+        wide: impl Fn(S) -> A + Copy,
+    ) -> usize {
+        let b = N * L;
+        let mut o = lo;
+        while o + b <= hi {
+            self.block::<L, N>(&mut out[o..o + b], o, wide);
+            o += b;
+        }
+        if o < hi && self.first {
+            self.block::<L, N>(&mut out[hi - b..hi], hi - b, wide);
+            o = hi;
+        }
+        o
+    }
+
+    /// Positions `o0..o0 + N·L`: the sums tap by tap, in `N` vectors of registers.
+    #[inline(always)]
+    fn block<const L: usize, const N: usize>(
+        &self,
+        out: &mut [A],
+        o0: usize,
+        wide: impl Fn(S) -> A + Copy,
+    ) {
+        let mut acc = [[A::ZERO; L]; N];
+        if !self.first {
+            for (a, o) in acc.iter_mut().zip(out.chunks_exact(L)) {
+                a.copy_from_slice(o);
+            }
+        }
+        let sw = self.sw;
+        for &(row, wr) in self.rows {
+            for (&wv, &(off, _, _)) in wr.iter().zip(self.spans) {
+                let start = ((o0 * sw) as isize + off) as usize;
+                if sw == 1 {
+                    let src = &row[start..start + N * L];
+                    for (a, src) in acc.iter_mut().zip(src.chunks_exact(L)) {
+                        let src: &[S; L] = src.try_into().expect("L elements");
+                        for (a, &v) in a.iter_mut().zip(src) {
+                            *a = a.mac(wv, wide(v));
+                        }
+                    }
+                } else {
+                    let src = &row[start..start + (N * L - 1) * sw + 1];
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        for (i, a) in a.iter_mut().enumerate() {
+                            *a = a.mac(wv, wide(src[(j * L + i) * sw]));
                         }
                     }
                 }
             }
+        }
+        for (a, o) in acc.iter().zip(out.chunks_exact_mut(L)) {
+            o.copy_from_slice(a);
         }
     }
 }
@@ -1755,6 +1852,70 @@ mod tests {
         let each = |v: &[i64]| v.iter().map(|&a| wrap(a)).collect::<Vec<T>>();
         let (_, got) = run(o, &c.data, each(x), &c.filters, each(w));
         assert_eq!(got, each(want), "{what}");
+    }
+
+    #[test]
+    fn depthwise_gives_the_chain_of_its_taps() {
+        // Rows wide enough for every block of the direct path (4, 8, 16 and 2·16 positions,
+        // with the overlapping last block) and borders on both sides: each f32 output is the
+        // taps' products added in order (multiply, then add) from +0, padding skipped.
+        for (w_in, stride, dil, pad) in [
+            (5usize, 1usize, 1usize, 1usize),
+            (12, 1, 1, 1),
+            (29, 1, 1, 1),
+            (56, 1, 1, 1),
+            (75, 2, 1, 1),
+            (70, 1, 2, 2),
+            (41, 3, 1, 0),
+        ] {
+            let (ch, h) = (3usize, 4usize);
+            let (kh, kw) = (3usize, 3usize);
+            let o = op(
+                true,
+                &[1, stride as u64],
+                &[1, dil as u64],
+                &[1, pad as u64],
+                &[1, pad as u64],
+                AutoPad::Explicit,
+            );
+            let x = uniform_for_test(ch * h * w_in, w_in as u64, -1.0, 1.0);
+            let w = uniform_for_test(ch * kh * kw, 3 * w_in as u64, -1.0, 1.0);
+            let (shape, got) = run(
+                &o,
+                &[1, ch, h, w_in],
+                x.clone(),
+                &[ch, 1, 1, kh, kw],
+                w.clone(),
+            );
+            let (oh_n, ow_n) = (h, (w_in + 2 * pad - dil * (kw - 1) - 1) / stride + 1);
+            assert_eq!(shape, vec![1, ch, oh_n, ow_n]);
+            let mut want = Vec::new();
+            for c in 0..ch {
+                for oh in 0..oh_n {
+                    for ow in 0..ow_n {
+                        let mut acc = 0f32;
+                        for i in 0..kh {
+                            for j in 0..kw {
+                                let ih = (oh + i) as isize - 1;
+                                let iw = (ow * stride + j * dil) as isize - pad as isize;
+                                if (0..h as isize).contains(&ih) && (0..w_in as isize).contains(&iw)
+                                {
+                                    let xv = x[(c * h + ih as usize) * w_in + iw as usize];
+                                    acc += w[(c * kh + i) * kw + j] * xv;
+                                }
+                            }
+                        }
+                        want.push(acc);
+                    }
+                }
+            }
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&got),
+                bits(&want),
+                "width {w_in}, stride {stride}, dilation {dil}"
+            );
+        }
     }
 
     #[test]
