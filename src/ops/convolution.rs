@@ -619,13 +619,13 @@ fn direct_plane<S: Copy, A: Acc>(
                     }
                 }
                 let orow = &mut out[(od * oh_n + oh) * ow_n..][..ow_n];
-                let (lo, hi) = (inner_lo, inner_hi);
                 let blocks = Blocks {
                     first,
                     sw,
                     rows: &rows,
                     spans,
                 };
+                let (lo, hi) = (inner_lo, inner_hi);
                 let done = match hi - lo {
                     32.. => blocks.run::<16, 2>(orow, lo, hi, wide),
                     16.. => blocks.run::<16, 1>(orow, lo, hi, wide),
@@ -636,8 +636,8 @@ fn direct_plane<S: Copy, A: Acc>(
                 for ow in (0..inner_lo).chain(done..ow_n) {
                     let mut acc = if first { A::ZERO } else { orow[ow] };
                     for &(row, wr) in &rows {
-                        for (&wv, &(off, lo, hi)) in wr.iter().zip(spans) {
-                            if (lo..hi).contains(&ow) {
+                        for (&wv, &(off, t_lo, t_hi)) in wr.iter().zip(spans) {
+                            if (t_lo..t_hi).contains(&ow) {
                                 acc = acc.mac(wv, wide(row[((ow * sw) as isize + off) as usize]));
                             }
                         }
