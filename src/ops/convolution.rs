@@ -399,6 +399,7 @@ impl Convolution {
             g.dilation[a] = usize::try_from(d).map_err(|_| too_large())?;
             g.pad[a] = axis.pad_begin as usize;
         }
+        g.drop_trivial_axes();
         Ok(g)
     }
 }
@@ -465,6 +466,32 @@ struct Geometry {
 }
 
 impl Geometry {
+    /// Moves the axes with one input position, one tap, one output position and no padding
+    /// to the front, keeping the others in order. The positions, the taps and their order
+    /// are the same (so are the bits), but the last axis is a real one: a `[H, 1]` image with
+    /// an `[k, 1]` filter runs as rows `H` long, not as `H` rows of one position.
+    fn drop_trivial_axes(&mut self) {
+        let trivial = |a: usize| {
+            self.input[a] == 1 && self.kernel[a] == 1 && self.output[a] == 1 && self.pad[a] == 0
+        };
+        let kept: Vec<usize> = (0..3).filter(|&a| !trivial(a)).collect();
+        let shift = 3 - kept.len();
+        let old = self.clone();
+        for b in 0..3 {
+            let a = if b < shift {
+                None
+            } else {
+                Some(kept[b - shift])
+            };
+            self.input[b] = a.map_or(1, |a| old.input[a]);
+            self.kernel[b] = a.map_or(1, |a| old.kernel[a]);
+            self.output[b] = a.map_or(1, |a| old.output[a]);
+            self.stride[b] = a.map_or(1, |a| old.stride[a]);
+            self.dilation[b] = a.map_or(1, |a| old.dilation[a]);
+            self.pad[b] = a.map_or(0, |a| old.pad[a]);
+        }
+    }
+
     fn in_plane(&self) -> usize {
         self.input.iter().product()
     }
@@ -1639,6 +1666,12 @@ mod tests {
             case(&[1, 3, 6, 5, 4], &[3, 1, 1, 3, 3, 3], true, &[1, 1, 1], &[1, 1, 1], &[1, 1, 1], &[1, 1, 1], Explicit),
             // K = 64·9 = 576 (three blocks of the GEMM) over 900 positions (two tiles).
             case(&[1, 64, 30, 30], &[40, 64, 3, 3], false, &[1, 1], &[1, 1], &[1, 1], &[1, 1], Explicit),
+            // Trivial axes (one position, one tap, no padding): last, in the middle, in a
+            // depthwise run; and a one-wide axis that padding makes real.
+            case(&[1, 3, 9, 1], &[4, 3, 3, 1], false, &[1, 1], &[1, 1], &[1, 0], &[1, 0], Explicit),
+            case(&[1, 2, 5, 1, 6], &[3, 2, 2, 1, 3], false, &[1, 2, 1], &[1, 1, 1], &[0, 0, 1], &[1, 0, 0], Explicit),
+            case(&[1, 4, 10, 1], &[4, 1, 1, 3, 1], true, &[2, 1], &[1, 1], &[1, 0], &[1, 0], Explicit),
+            case(&[1, 2, 6, 1], &[2, 2, 3, 1], false, &[1, 1], &[1, 1], &[0, 0], &[0, 1], Explicit),
         ]
     }
 
@@ -1916,6 +1949,33 @@ mod tests {
                 "width {w_in}, stride {stride}, dilation {dil}"
             );
         }
+    }
+
+    #[test]
+    fn trivial_axes_move_to_the_front() {
+        let all = cases();
+        let geometry = |i: usize| {
+            op_of(&all[i])
+                .geometry(&all[i].data, &all[i].filters)
+                .unwrap()
+        };
+        let g = geometry(19);
+        assert_eq!(
+            (g.input, g.kernel, g.output, g.pad),
+            ([1, 1, 9], [1, 1, 3], [1, 1, 9], [0, 0, 1])
+        );
+        let g = geometry(20);
+        assert_eq!(
+            (g.input, g.kernel, g.output),
+            ([1, 5, 6], [1, 2, 3], [1, 5, 5])
+        );
+        assert_eq!((g.stride, g.pad), ([1, 1, 1], [0, 0, 1]));
+        let g = geometry(21);
+        assert!(g.depthwise());
+        assert_eq!((g.output, g.stride), ([1, 1, 5], [1, 1, 2]));
+        // Padded at the end, the one-wide axis gives two positions: it stays.
+        let g = geometry(22);
+        assert_eq!((g.input, g.output), ([1, 6, 1], [1, 4, 2]));
     }
 
     #[test]
