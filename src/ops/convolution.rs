@@ -575,6 +575,13 @@ impl Geometry {
 pub(crate) trait Acc: Copy + Send + Sync {
     const ZERO: Self;
     fn mac(self, w: Self, x: Self) -> Self;
+
+    /// Whether adding `w·0` for a tap in the padding leaves every sum as skipping the tap
+    /// does. For floats, when the weights are finite: `w·0` is then ±0, and a sum that starts
+    /// from +0 is never −0 (round to nearest gives +0 for `+0 + −0` and for exact
+    /// cancellation), so adding ±0 returns it unchanged. An infinite or NaN weight makes
+    /// `w·0` NaN. For integers, always.
+    fn pads_vanish(w: &[Self]) -> bool;
 }
 
 impl Acc for f32 {
@@ -583,6 +590,10 @@ impl Acc for f32 {
     fn mac(self, w: f32, x: f32) -> f32 {
         self + w * x
     }
+
+    fn pads_vanish(w: &[f32]) -> bool {
+        w.iter().all(|v| v.is_finite())
+    }
 }
 
 impl Acc for f64 {
@@ -590,6 +601,10 @@ impl Acc for f64 {
     #[inline(always)]
     fn mac(self, w: f64, x: f64) -> f64 {
         self + w * x
+    }
+
+    fn pads_vanish(w: &[f64]) -> bool {
+        w.iter().all(|v| v.is_finite())
     }
 }
 
@@ -600,6 +615,10 @@ macro_rules! int_acc {
             #[inline(always)]
             fn mac(self, w: $t, x: $t) -> $t {
                 Int::wrapping_add(self, Int::wrapping_mul(w, x))
+            }
+
+            fn pads_vanish(_: &[$t]) -> bool {
+                true
             }
         }
     )*};
@@ -770,16 +789,147 @@ fn direct<S: Copy + Sync, A: Acc>(
     let spans: Vec<(isize, usize, usize)> = (0..g.kernel[2]).map(|t| g.row_span(t)).collect();
     let channels = g.groups * g.cog;
     let group_len = g.cig * g.in_plane();
-    out.par_chunks_mut(plane).enumerate().for_each(|(idx, o)| {
-        let (n, co) = (idx / channels, idx % channels);
-        let grp = co / g.cog;
-        let xs = &x[(n * g.groups + grp) * group_len..][..group_len];
-        let wk = &w[co * k..(co + 1) * k];
-        vectorised(
-            #[inline(always)]
-            || direct_plane(g, &spans, xs, wk, o, wide),
-        );
-    });
+    // One input channel, two real axes at stride 1: through a zero-padded copy of the plane,
+    // unless most of the rows' taps fall in the padding (a plane 3 high under a 5×5 filter:
+    // the direct loop skips those rows, the padded one would add their zeros).
+    let (oh_n, kh_n) = (g.output[1], g.kernel[1]);
+    let rows_in = (0..oh_n)
+        .map(|oh| (0..kh_n).filter(|&t| g.at(1, oh, t).is_some()).count())
+        .sum::<usize>();
+    let flat = g.cig == 1
+        && g.input[0] == 1
+        && g.kernel[0] == 1
+        && g.output[0] == 1
+        && g.stride[1] == 1
+        && g.stride[2] == 1
+        && 4 * rows_in >= 3 * oh_n * kh_n;
+    out.par_chunks_mut(plane).enumerate().for_each_init(
+        || (Vec::new(), Vec::new(), Vec::new()),
+        |(padded, sums, taps), (idx, o)| {
+            let (n, co) = (idx / channels, idx % channels);
+            let grp = co / g.cog;
+            let xs = &x[(n * g.groups + grp) * group_len..][..group_len];
+            let wk = &w[co * k..(co + 1) * k];
+            if flat && A::pads_vanish(wk) {
+                vectorised(
+                    #[inline(always)]
+                    || padded_plane(g, xs, wk, o, wide, [padded, sums], taps),
+                );
+            } else {
+                vectorised(
+                    #[inline(always)]
+                    || direct_plane(g, &spans, xs, wk, o, wide),
+                );
+            }
+        },
+    );
+}
+
+/// Output plane `out` of a run with one input channel and two real axes at stride 1
+/// ([`direct`]), to the bits of [`direct_plane`] when [`Acc::pads_vanish`]: the plane is
+/// copied into `padded`, with zeros around it, `wp` wide (`bufs` are `padded` and the sums,
+/// `taps` the offset and weight of each tap: buffers kept between planes). Then output `(oh, ow)` is the sum
+/// over the taps of `padded[q + offset]` times the tap's weight, for `q = oh·wp + ow` and a
+/// fixed offset per tap: the sums over every `q` from the first output's to the last's (the
+/// positions between rows computed too, then dropped) run in blocks of vectors held in
+/// registers through all the taps, whatever the plane's width, with no border cases.
+#[inline(always)]
+fn padded_plane<S: Copy, A: Acc>(
+    g: &Geometry,
+    xs: &[S],
+    wk: &[A],
+    out: &mut [A],
+    wide: impl Fn(S) -> A + Copy,
+    [padded, sums]: [&mut Vec<A>; 2],
+    taps: &mut Vec<(usize, A)>,
+) {
+    let [_, ih_n, iw_n] = g.input;
+    let [_, kh_n, kw_n] = g.kernel;
+    let [_, oh_n, ow_n] = g.output;
+    let [_, dh, dw] = g.dilation;
+    let [_, ph, pw] = g.pad;
+    // Wide and high enough for the data at its pads and for every tap of every output
+    // (at stride 1 the last output's last tap is the data's end plus the end pad, less 1).
+    let wp = (pw + iw_n).max(ow_n + (kw_n - 1) * dw);
+    let hp = (ph + ih_n).max(oh_n + (kh_n - 1) * dh);
+    padded.clear();
+    padded.resize(hp * wp, A::ZERO);
+    for (r, src) in xs.chunks_exact(iw_n).enumerate() {
+        let dst = &mut padded[(r + ph) * wp + pw..][..iw_n];
+        for (d, &v) in dst.iter_mut().zip(src) {
+            *d = wide(v);
+        }
+    }
+    taps.clear();
+    taps.extend(
+        (0..kh_n)
+            .flat_map(|a| (0..kw_n).map(move |b| (a * dh * wp + b * dw, a * kw_n + b)))
+            .map(|(off, t)| (off, wk[t])),
+    );
+    let taps = &taps[..];
+    let len = (oh_n - 1) * wp + ow_n;
+    sums.clear();
+    sums.resize(len, A::ZERO);
+    let xp = &padded[..];
+    let done = match len {
+        32.. => flat_blocks::<A, 16, 2>(xp, taps, sums),
+        16.. => flat_blocks::<A, 16, 1>(xp, taps, sums),
+        8.. => flat_blocks::<A, 8, 1>(xp, taps, sums),
+        4.. => flat_blocks::<A, 4, 1>(xp, taps, sums),
+        _ => 0,
+    };
+    for (q, s) in sums.iter_mut().enumerate().skip(done) {
+        *s = taps
+            .iter()
+            .fold(A::ZERO, |acc, &(off, wv)| acc.mac(wv, xp[q + off]));
+    }
+    for (o, s) in out.chunks_exact_mut(ow_n).zip(sums.chunks(wp)) {
+        o.copy_from_slice(&s[..ow_n]);
+    }
+}
+
+/// Every sum of `out` (at least `N·L` of them) in blocks of `N` vectors of `L` lanes, the
+/// last block overlapping the one before it: `out[q]` is the chain over `taps` (offset into
+/// `xp`, weight) from +0. Returns `out.len()`.
+#[inline(always)]
+fn flat_blocks<A: Acc, const L: usize, const N: usize>(
+    xp: &[A],
+    taps: &[(usize, A)],
+    out: &mut [A],
+) -> usize {
+    let (b, len) = (N * L, out.len());
+    let mut q = 0;
+    while q + b <= len {
+        flat_block::<A, L, N>(xp, taps, q, &mut out[q..q + b]);
+        q += b;
+    }
+    if q < len {
+        flat_block::<A, L, N>(xp, taps, len - b, &mut out[len - b..]);
+    }
+    len
+}
+
+/// Sums `q0..q0 + N·L` of [`flat_blocks`], in `N` vectors of registers.
+#[inline(always)]
+fn flat_block<A: Acc, const L: usize, const N: usize>(
+    xp: &[A],
+    taps: &[(usize, A)],
+    q0: usize,
+    out: &mut [A],
+) {
+    let mut acc = [[A::ZERO; L]; N];
+    for &(off, wv) in taps {
+        let src = &xp[q0 + off..q0 + off + N * L];
+        for (a, src) in acc.iter_mut().zip(src.chunks_exact(L)) {
+            let src: &[A; L] = src.try_into().expect("L elements");
+            for (a, &v) in a.iter_mut().zip(src) {
+                *a = a.mac(wv, v);
+            }
+        }
+    }
+    for (a, o) in acc.iter().zip(out.chunks_exact_mut(L)) {
+        o.copy_from_slice(a);
+    }
 }
 
 /// Rows of the column matrix for output positions `p0..p1` of one image and group (`xs`, its
@@ -1889,30 +2039,47 @@ mod tests {
 
     #[test]
     fn depthwise_gives_the_chain_of_its_taps() {
-        // Rows wide enough for every block of the direct path (4, 8, 16 and 2·16 positions,
-        // with the overlapping last block) and borders on both sides: each f32 output is the
-        // taps' products added in order (multiply, then add) from +0, padding skipped.
-        for (w_in, stride, dil, pad) in [
-            (5usize, 1usize, 1usize, 1usize),
-            (12, 1, 1, 1),
-            (29, 1, 1, 1),
-            (56, 1, 1, 1),
-            (75, 2, 1, 1),
-            (70, 1, 2, 2),
-            (41, 3, 1, 0),
-        ] {
-            let (ch, h) = (3usize, 4usize);
+        // Planes large enough for every block of the padded path at stride 1 (4, 8, 16 and
+        // 2·16 sums, with the overlapping last block) and small enough for none; rows wide
+        // enough for every block of the direct path at strides 2 and 3, with borders on both
+        // sides. Each f32 output is the taps' products added in order (multiply, then add)
+        // from +0, padding skipped, also where an infinite weight meets the padding (the
+        // padded path would give inf·0 = NaN: such a plane takes the direct path).
+        // (width, height, top and bottom pad, stride, dilation and pads along the rows.)
+        let shapes = [
+            (5usize, 4usize, 1usize, 1usize, 1usize, 1usize),
+            (12, 4, 1, 1, 1, 1),
+            (29, 4, 1, 1, 1, 1),
+            (56, 4, 1, 1, 1, 1),
+            (75, 4, 1, 2, 1, 1),
+            (70, 4, 1, 1, 2, 2),
+            (41, 4, 1, 3, 1, 0),
+            (7, 7, 1, 1, 1, 1),
+            (2, 3, 0, 1, 1, 1),
+            (2, 4, 0, 1, 1, 1),
+            (3, 4, 0, 1, 1, 1),
+            // Most of the rows' taps in the padding: the direct path.
+            (9, 2, 1, 1, 1, 1),
+        ];
+        for ((w_in, h, pad_h, stride, dil, pad), poison) in
+            shapes.into_iter().flat_map(|s| [(s, false), (s, true)])
+        {
+            let ch = 3usize;
             let (kh, kw) = (3usize, 3usize);
             let o = op(
                 true,
                 &[1, stride as u64],
                 &[1, dil as u64],
-                &[1, pad as u64],
-                &[1, pad as u64],
+                &[pad_h as u64, pad as u64],
+                &[pad_h as u64, pad as u64],
                 AutoPad::Explicit,
             );
             let x = uniform_for_test(ch * h * w_in, w_in as u64, -1.0, 1.0);
-            let w = uniform_for_test(ch * kh * kw, 3 * w_in as u64, -1.0, 1.0);
+            let mut w = uniform_for_test(ch * kh * kw, 3 * w_in as u64, -1.0, 1.0);
+            if poison {
+                // The first tap of channel 1: in the padding for the first row's outputs.
+                w[kh * kw] = f32::INFINITY;
+            }
             let (shape, got) = run(
                 &o,
                 &[1, ch, h, w_in],
@@ -1920,7 +2087,8 @@ mod tests {
                 &[ch, 1, 1, kh, kw],
                 w.clone(),
             );
-            let (oh_n, ow_n) = (h, (w_in + 2 * pad - dil * (kw - 1) - 1) / stride + 1);
+            let oh_n = h + 2 * pad_h - (kh - 1);
+            let ow_n = (w_in + 2 * pad - dil * (kw - 1) - 1) / stride + 1;
             assert_eq!(shape, vec![1, ch, oh_n, ow_n]);
             let mut want = Vec::new();
             for c in 0..ch {
@@ -1929,7 +2097,7 @@ mod tests {
                         let mut acc = 0f32;
                         for i in 0..kh {
                             for j in 0..kw {
-                                let ih = (oh + i) as isize - 1;
+                                let ih = (oh + i) as isize - pad_h as isize;
                                 let iw = (ow * stride + j * dil) as isize - pad as isize;
                                 if (0..h as isize).contains(&ih) && (0..w_in as isize).contains(&iw)
                                 {
@@ -1946,7 +2114,7 @@ mod tests {
             assert_eq!(
                 bits(&got),
                 bits(&want),
-                "width {w_in}, stride {stride}, dilation {dil}"
+                "{w_in}×{h}, pad {pad_h}, stride {stride}, dilation {dil}, poison {poison}"
             );
         }
     }
