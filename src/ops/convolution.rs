@@ -789,20 +789,20 @@ fn direct<S: Copy + Sync, A: Acc>(
     let spans: Vec<(isize, usize, usize)> = (0..g.kernel[2]).map(|t| g.row_span(t)).collect();
     let channels = g.groups * g.cog;
     let group_len = g.cig * g.in_plane();
-    // One input channel, two real axes at stride 1: through a zero-padded copy of the plane,
-    // unless most of the rows' taps fall in the padding (a plane 3 high under a 5×5 filter:
-    // the direct loop skips those rows, the padded one would add their zeros).
+    // One input channel, two real axes: through a zero-padded copy of the plane, unless most
+    // of the rows' taps fall in the padding (a plane 3 high under a 5×5 filter: the direct
+    // loop skips those rows, the padded one would add their zeros).
     let (oh_n, kh_n) = (g.output[1], g.kernel[1]);
     let rows_in = (0..oh_n)
         .map(|oh| (0..kh_n).filter(|&t| g.at(1, oh, t).is_some()).count())
         .sum::<usize>();
-    let flat = g.cig == 1
+    let flat = (g.cig == 1
         && g.input[0] == 1
         && g.kernel[0] == 1
         && g.output[0] == 1
-        && g.stride[1] == 1
-        && g.stride[2] == 1
-        && 4 * rows_in >= 3 * oh_n * kh_n;
+        && 4 * rows_in >= 3 * oh_n * kh_n)
+        .then(|| padded_layout(g))
+        .flatten();
     out.par_chunks_mut(plane).enumerate().for_each_init(
         || (Vec::new(), Vec::new(), Vec::new()),
         |(padded, sums, taps), (idx, o)| {
@@ -810,10 +810,10 @@ fn direct<S: Copy + Sync, A: Acc>(
             let grp = co / g.cog;
             let xs = &x[(n * g.groups + grp) * group_len..][..group_len];
             let wk = &w[co * k..(co + 1) * k];
-            if flat && A::pads_vanish(wk) {
+            if let Some(layout) = flat.filter(|_| A::pads_vanish(wk)) {
                 vectorised(
                     #[inline(always)]
-                    || padded_plane(g, xs, wk, o, wide, [padded, sums], taps),
+                    || padded_plane(g, layout, xs, wk, o, wide, [padded, sums], taps),
                 );
             } else {
                 vectorised(
@@ -825,17 +825,47 @@ fn direct<S: Copy + Sync, A: Acc>(
     );
 }
 
-/// Output plane `out` of a run with one input channel and two real axes at stride 1
-/// ([`direct`]), to the bits of [`direct_plane`] when [`Acc::pads_vanish`]: the plane is
-/// copied into `padded`, with zeros around it, `wp` wide (`bufs` are `padded` and the sums,
-/// `taps` the offset and weight of each tap: buffers kept between planes). Then output `(oh, ow)` is the sum
-/// over the taps of `padded[q + offset]` times the tap's weight, for `q = oh·wp + ow` and a
-/// fixed offset per tap: the sums over every `q` from the first output's to the last's (the
-/// positions between rows computed too, then dropped) run in blocks of vectors held in
-/// registers through all the taps, whatever the plane's width, with no border cases.
+/// The layout of [`padded_plane`]'s copy of a plane: `phases` planes (one per row phase and
+/// column phase of the strides) of `hq` rows of `wq`, or `None` where it would hold more than
+/// the input and output planes and 64 Ki elements (huge pads or strides: the direct loop).
+fn padded_layout(g: &Geometry) -> Option<(usize, usize, usize)> {
+    let [_, ih_n, iw_n] = g.input;
+    let [_, kh_n, kw_n] = g.kernel;
+    let [_, oh_n, ow_n] = g.output;
+    let [_, sh, sw] = g.stride;
+    let [_, dh, dw] = g.dilation;
+    let [_, ph, pw] = g.pad;
+    // Enough for the data at its pads and for every tap of every output.
+    let wq =
+        ph_len(pw, iw_n, sw)?.max(ow_n.checked_add(kw_n.checked_sub(1)?.checked_mul(dw)? / sw)?);
+    let hq =
+        ph_len(ph, ih_n, sh)?.max(oh_n.checked_add(kh_n.checked_sub(1)?.checked_mul(dh)? / sh)?);
+    let phases = sh.checked_mul(sw)?;
+    let total = phases.checked_mul(hq)?.checked_mul(wq)?;
+    let limit = (g.in_plane() + g.out_plane()).saturating_add(1 << 16);
+    (total <= limit).then_some((phases, hq, wq))
+}
+
+/// `ceil((pad + n) / s)`.
+fn ph_len(pad: usize, n: usize, s: usize) -> Option<usize> {
+    Some(pad.checked_add(n)?.div_ceil(s))
+}
+
+/// Output plane `out` of a run with one input channel and two real axes ([`direct`]), to the
+/// bits of [`direct_plane`] when [`Acc::pads_vanish`]. The plane, with zeros around it, is
+/// copied into `padded` as the planes of its row and column phases ([`padded_layout`]: at
+/// strides `sh`, `sw`, phase `(a, b)` holds rows `a, a + sh, …` and columns `b, b + sw, …`;
+/// at stride 1 the one phase is the padded plane). Output `(oh, ow)` is then the sum over the
+/// taps of `padded[q + offset]` times the tap's weight, for `q = oh·wq + ow` and one offset
+/// per tap: the sums over every `q` from the first output's to the last's (the positions
+/// between rows computed too, then dropped) run in blocks of vectors held in registers
+/// through all the taps, whatever the plane's width and strides, with no border cases.
+/// `bufs` (the copy and the sums) and `taps` (offsets and weights) are kept between planes.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn padded_plane<S: Copy, A: Acc>(
     g: &Geometry,
+    (phases, hq, wq): (usize, usize, usize),
     xs: &[S],
     wk: &[A],
     out: &mut [A],
@@ -843,31 +873,44 @@ fn padded_plane<S: Copy, A: Acc>(
     [padded, sums]: [&mut Vec<A>; 2],
     taps: &mut Vec<(usize, A)>,
 ) {
-    let [_, ih_n, iw_n] = g.input;
+    let [_, _, iw_n] = g.input;
     let [_, kh_n, kw_n] = g.kernel;
     let [_, oh_n, ow_n] = g.output;
+    let [_, sh, sw] = g.stride;
     let [_, dh, dw] = g.dilation;
     let [_, ph, pw] = g.pad;
-    // Wide and high enough for the data at its pads and for every tap of every output
-    // (at stride 1 the last output's last tap is the data's end plus the end pad, less 1).
-    let wp = (pw + iw_n).max(ow_n + (kw_n - 1) * dw);
-    let hp = (ph + ih_n).max(oh_n + (kh_n - 1) * dh);
+    let phase = hq * wq;
     padded.clear();
-    padded.resize(hp * wp, A::ZERO);
+    padded.resize(phases * phase, A::ZERO);
     for (r, src) in xs.chunks_exact(iw_n).enumerate() {
-        let dst = &mut padded[(r + ph) * wp + pw..][..iw_n];
-        for (d, &v) in dst.iter_mut().zip(src) {
-            *d = wide(v);
+        let pr = r + ph;
+        let row = (pr % sh) * sw * phase + (pr / sh) * wq;
+        if sw == 1 {
+            for (d, &v) in padded[row + pw..][..iw_n].iter_mut().zip(src) {
+                *d = wide(v);
+            }
+        } else {
+            // Column phase b: the columns c with (c + pw) ≡ b (mod sw), one strided copy each.
+            for b in 0..sw {
+                let c0 = (b + sw - pw % sw) % sw;
+                let dst = &mut padded[row + b * phase + (c0 + pw) / sw..];
+                let src = src.get(c0..).unwrap_or(&[]);
+                for (d, &v) in dst.iter_mut().zip(src.iter().step_by(sw)) {
+                    *d = wide(v);
+                }
+            }
         }
     }
     taps.clear();
-    taps.extend(
-        (0..kh_n)
-            .flat_map(|a| (0..kw_n).map(move |b| (a * dh * wp + b * dw, a * kw_n + b)))
-            .map(|(off, t)| (off, wk[t])),
-    );
+    taps.extend((0..kh_n).flat_map(|a| {
+        (0..kw_n).map(move |b| {
+            let (r, c) = (a * dh, b * dw);
+            let off = ((r % sh) * sw + c % sw) * phase + (r / sh) * wq + c / sw;
+            (off, wk[a * kw_n + b])
+        })
+    }));
     let taps = &taps[..];
-    let len = (oh_n - 1) * wp + ow_n;
+    let len = (oh_n - 1) * wq + ow_n;
     sums.clear();
     sums.resize(len, A::ZERO);
     let xp = &padded[..];
@@ -883,7 +926,7 @@ fn padded_plane<S: Copy, A: Acc>(
             .iter()
             .fold(A::ZERO, |acc, &(off, wv)| acc.mac(wv, xp[q + off]));
     }
-    for (o, s) in out.chunks_exact_mut(ow_n).zip(sums.chunks(wp)) {
+    for (o, s) in out.chunks_exact_mut(ow_n).zip(sums.chunks(wq)) {
         o.copy_from_slice(&s[..ow_n]);
     }
 }
@@ -2045,30 +2088,35 @@ mod tests {
         // sides. Each f32 output is the taps' products added in order (multiply, then add)
         // from +0, padding skipped, also where an infinite weight meets the padding (the
         // padded path would give inf·0 = NaN: such a plane takes the direct path).
-        // (width, height, top and bottom pad, stride, dilation and pads along the rows.)
+        // (Width, height, top and bottom pad, stride down the columns; stride, dilation and
+        // pads along the rows.)
         let shapes = [
-            (5usize, 4usize, 1usize, 1usize, 1usize, 1usize),
-            (12, 4, 1, 1, 1, 1),
-            (29, 4, 1, 1, 1, 1),
-            (56, 4, 1, 1, 1, 1),
-            (75, 4, 1, 2, 1, 1),
-            (70, 4, 1, 1, 2, 2),
-            (41, 4, 1, 3, 1, 0),
-            (7, 7, 1, 1, 1, 1),
-            (2, 3, 0, 1, 1, 1),
-            (2, 4, 0, 1, 1, 1),
-            (3, 4, 0, 1, 1, 1),
+            (5usize, 4usize, 1usize, 1usize, 1usize, 1usize, 1usize),
+            (12, 4, 1, 1, 1, 1, 1),
+            (29, 4, 1, 1, 1, 1, 1),
+            (56, 4, 1, 1, 1, 1, 1),
+            (75, 4, 1, 1, 2, 1, 1),
+            (70, 4, 1, 1, 1, 2, 2),
+            (41, 4, 1, 1, 3, 1, 0),
+            (7, 7, 1, 1, 1, 1, 1),
+            (2, 3, 0, 1, 1, 1, 1),
+            (2, 4, 0, 1, 1, 1, 1),
+            (3, 4, 0, 1, 1, 1, 1),
+            (14, 14, 1, 2, 2, 1, 1),
+            (15, 9, 1, 2, 2, 1, 1),
+            (28, 11, 1, 3, 2, 2, 2),
+            (9, 8, 0, 2, 1, 3, 3),
             // Most of the rows' taps in the padding: the direct path.
-            (9, 2, 1, 1, 1, 1),
+            (9, 2, 1, 1, 1, 1, 1),
         ];
-        for ((w_in, h, pad_h, stride, dil, pad), poison) in
+        for ((w_in, h, pad_h, stride_h, stride, dil, pad), poison) in
             shapes.into_iter().flat_map(|s| [(s, false), (s, true)])
         {
             let ch = 3usize;
             let (kh, kw) = (3usize, 3usize);
             let o = op(
                 true,
-                &[1, stride as u64],
+                &[stride_h as u64, stride as u64],
                 &[1, dil as u64],
                 &[pad_h as u64, pad as u64],
                 &[pad_h as u64, pad as u64],
@@ -2087,7 +2135,7 @@ mod tests {
                 &[ch, 1, 1, kh, kw],
                 w.clone(),
             );
-            let oh_n = h + 2 * pad_h - (kh - 1);
+            let oh_n = (h + 2 * pad_h - kh) / stride_h + 1;
             let ow_n = (w_in + 2 * pad - dil * (kw - 1) - 1) / stride + 1;
             assert_eq!(shape, vec![1, ch, oh_n, ow_n]);
             let mut want = Vec::new();
@@ -2097,7 +2145,7 @@ mod tests {
                         let mut acc = 0f32;
                         for i in 0..kh {
                             for j in 0..kw {
-                                let ih = (oh + i) as isize - pad_h as isize;
+                                let ih = (oh * stride_h + i) as isize - pad_h as isize;
                                 let iw = (ow * stride + j * dil) as isize - pad as isize;
                                 if (0..h as isize).contains(&ih) && (0..w_in as isize).contains(&iw)
                                 {
@@ -2114,7 +2162,7 @@ mod tests {
             assert_eq!(
                 bits(&got),
                 bits(&want),
-                "{w_in}×{h}, pad {pad_h}, stride {stride}, dilation {dil}, poison {poison}"
+                "{w_in}×{h}, pad {pad_h}, strides {stride_h} {stride}, dilation {dil}, poison {poison}"
             );
         }
     }
