@@ -38,9 +38,15 @@
 //!   the columns gathered in rows (a pointwise convolution reads the data in place);
 //! * **depthwise** (one input channel per group and at most 4 output channels per group):
 //!   a direct loop, each output `acc + w·x` (multiply, then add: no fused multiply-add, so
-//!   the same bits on every CPU) tap after tap, in blocks of up to 32 positions of a row held
-//!   in registers through all the taps (the borders, where taps fall in the padding, position
-//!   by position), output planes in parallel;
+//!   the same bits on every CPU) tap after tap from +0, output planes in parallel. A 2D
+//!   plane is copied with zeros around it (as the planes of its strides' phases), so that
+//!   every tap is one fixed offset from the output's index and the sums over the whole plane
+//!   run in blocks of up to 32 held in registers through all the taps, across rows, with no
+//!   border cases. The zeros leave the bits those of skipping the padding when the weights
+//!   are finite; otherwise, and where most rows' taps fall in the padding, each row's
+//!   interior runs in such blocks and its borders position by position, taps in the padding
+//!   skipped. The copy (at most the input and output planes and 64 Ki elements per thread)
+//!   counts against the budget;
 //! * **f16 and bf16**: as f32 (inputs widened exactly, the data while gathering the columns),
 //!   each output rounded once to the type;
 //! * **integers** exact with two's complement wrap-around (the direct loop).
@@ -789,20 +795,7 @@ fn direct<S: Copy + Sync, A: Acc>(
     let spans: Vec<(isize, usize, usize)> = (0..g.kernel[2]).map(|t| g.row_span(t)).collect();
     let channels = g.groups * g.cog;
     let group_len = g.cig * g.in_plane();
-    // One input channel, two real axes: through a zero-padded copy of the plane, unless most
-    // of the rows' taps fall in the padding (a plane 3 high under a 5×5 filter: the direct
-    // loop skips those rows, the padded one would add their zeros).
-    let (oh_n, kh_n) = (g.output[1], g.kernel[1]);
-    let rows_in = (0..oh_n)
-        .map(|oh| (0..kh_n).filter(|&t| g.at(1, oh, t).is_some()).count())
-        .sum::<usize>();
-    let flat = (g.cig == 1
-        && g.input[0] == 1
-        && g.kernel[0] == 1
-        && g.output[0] == 1
-        && 4 * rows_in >= 3 * oh_n * kh_n)
-        .then(|| padded_layout(g))
-        .flatten();
+    let flat = g.padded();
     out.par_chunks_mut(plane).enumerate().for_each_init(
         || (Vec::new(), Vec::new(), Vec::new()),
         |(padded, sums, taps), (idx, o)| {
@@ -823,6 +816,32 @@ fn direct<S: Copy + Sync, A: Acc>(
             }
         },
     );
+}
+
+impl Geometry {
+    /// The layout of [`padded_plane`]'s copy of a plane, where [`direct`] takes that path: one
+    /// input channel and two real axes, unless most of the rows' taps fall in the padding (a
+    /// plane 3 high under a 5×5 filter: the direct loop skips those rows, the padded one would
+    /// add their zeros).
+    fn padded(&self) -> Option<(usize, usize, usize)> {
+        let (oh_n, kh_n) = (self.output[1], self.kernel[1]);
+        let rows_in = (0..oh_n)
+            .map(|oh| (0..kh_n).filter(|&t| self.at(1, oh, t).is_some()).count())
+            .sum::<usize>();
+        let real = self.cig == 1
+            && self.input[0] == 1
+            && self.kernel[0] == 1
+            && self.output[0] == 1
+            && 4 * rows_in >= 3 * oh_n * kh_n;
+        real.then(|| padded_layout(self)).flatten()
+    }
+
+    /// Elements of the scratch each thread of [`direct`] keeps: [`padded_plane`]'s copy and
+    /// sums.
+    fn direct_scratch(&self) -> u64 {
+        self.padded()
+            .map_or(0, |(phases, hq, wq)| ((phases + 1) * hq * wq) as u64)
+    }
 }
 
 /// The layout of [`padded_plane`]'s copy of a plane: `phases` planes (one per row phase and
@@ -1318,9 +1337,12 @@ fn float_conv<'w, S: Copy + Sync, F: ConvFloat>(
     };
     let pointwise = in_place.filter(|_| g.pointwise());
     let threads = rayon::current_num_threads().min(parts.len()) as u64;
-    let scratch = threads
-        .saturating_mul(F::scratch(g, tile))
-        .saturating_mul(size as u64);
+    let scratch = if direct_path {
+        (rayon::current_num_threads() as u64).saturating_mul(g.direct_scratch())
+    } else {
+        threads.saturating_mul(F::scratch(g, tile))
+    }
+    .saturating_mul(size as u64);
     let output = (n as u64).saturating_mul(size as u64);
     cx.reserve_bytes(
         "the output and the convolution's scratch",
@@ -1417,7 +1439,11 @@ fn exact_conv<T: Element + Acc>(
     w: &[T],
 ) -> Result<Vec<T>, EvalError> {
     let n = g.output_len().ok_or_else(too_large_output)?;
-    cx.reserve(T::TYPE, n)?;
+    let scratch = (rayon::current_num_threads() as u64).saturating_mul(g.direct_scratch());
+    let bytes = (n as u64)
+        .saturating_add(scratch)
+        .saturating_mul(std::mem::size_of::<T>() as u64);
+    cx.reserve_bytes("the output and the convolution's scratch", bytes)?;
     g.check(x.len(), w.len())?;
     let mut out = vec![<T as Acc>::ZERO; n];
     direct(g, x, w, &mut out, |v| v);
@@ -2192,6 +2218,24 @@ mod tests {
         // Padded at the end, the one-wide axis gives two positions: it stays.
         let g = geometry(22);
         assert_eq!((g.input, g.output), ([1, 6, 1], [1, 4, 2]));
+    }
+
+    #[test]
+    fn padded_copies_are_bounded() {
+        let geometry = |data: &[usize], strides: &[u64], pads: &[u64]| {
+            let o = op(true, strides, &[1, 1], pads, pads, AutoPad::Explicit);
+            o.geometry(data, &[data[1], 1, 1, 3, 3]).unwrap()
+        };
+        // Stride 2 both ways: four phase planes of 15 × 15 (a 28 × 28 plane, padded by 1).
+        let g = geometry(&[1, 4, 28, 28], &[2, 2], &[1, 1]);
+        assert_eq!(g.padded(), Some((4, 15, 15)));
+        assert_eq!(g.direct_scratch(), 5 * 15 * 15);
+        // A million phases for one output: the direct loop, no copy.
+        let g = geometry(&[1, 4, 5, 5], &[1000, 1000], &[1, 1]);
+        assert_eq!((g.padded(), g.direct_scratch()), (None, 0));
+        // A plane 2 high under 3 rows of taps: most fall in the padding.
+        let g = geometry(&[1, 4, 2, 40], &[1, 1], &[1, 1]);
+        assert_eq!(g.padded(), None);
     }
 
     #[test]
