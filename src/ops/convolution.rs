@@ -482,20 +482,16 @@ impl Geometry {
         };
         let kept: Vec<usize> = (0..3).filter(|&a| !trivial(a)).collect();
         let shift = 3 - kept.len();
-        let old = self.clone();
-        for b in 0..3 {
-            let a = if b < shift {
-                None
-            } else {
-                Some(kept[b - shift])
-            };
-            self.input[b] = a.map_or(1, |a| old.input[a]);
-            self.kernel[b] = a.map_or(1, |a| old.kernel[a]);
-            self.output[b] = a.map_or(1, |a| old.output[a]);
-            self.stride[b] = a.map_or(1, |a| old.stride[a]);
-            self.dilation[b] = a.map_or(1, |a| old.dilation[a]);
-            self.pad[b] = a.map_or(0, |a| old.pad[a]);
-        }
+        // Axis `b` of the result: a trivial one's values in front, then the kept ones.
+        let moved = |v: [usize; 3], none: usize| -> [usize; 3] {
+            std::array::from_fn(|b| if b < shift { none } else { v[kept[b - shift]] })
+        };
+        self.input = moved(self.input, 1);
+        self.kernel = moved(self.kernel, 1);
+        self.output = moved(self.output, 1);
+        self.stride = moved(self.stride, 1);
+        self.dilation = moved(self.dilation, 1);
+        self.pad = moved(self.pad, 0);
     }
 
     fn in_plane(&self) -> usize {
@@ -824,16 +820,16 @@ impl Geometry {
     /// plane 3 high under a 5×5 filter: the direct loop skips those rows, the padded one would
     /// add their zeros).
     fn padded(&self) -> Option<(usize, usize, usize)> {
+        if !(self.cig == 1 && self.input[0] == 1 && self.kernel[0] == 1 && self.output[0] == 1) {
+            return None;
+        }
         let (oh_n, kh_n) = (self.output[1], self.kernel[1]);
         let rows_in = (0..oh_n)
             .map(|oh| (0..kh_n).filter(|&t| self.at(1, oh, t).is_some()).count())
             .sum::<usize>();
-        let real = self.cig == 1
-            && self.input[0] == 1
-            && self.kernel[0] == 1
-            && self.output[0] == 1
-            && 4 * rows_in >= 3 * oh_n * kh_n;
-        real.then(|| padded_layout(self)).flatten()
+        (4 * rows_in >= 3 * oh_n * kh_n)
+            .then(|| padded_layout(self))
+            .flatten()
     }
 
     /// Elements of the scratch each thread of [`direct`] keeps: [`padded_plane`]'s copy and
@@ -879,7 +875,8 @@ fn ph_len(pad: usize, n: usize, s: usize) -> Option<usize> {
 /// per tap: the sums over every `q` from the first output's to the last's (the positions
 /// between rows computed too, then dropped) run in blocks of vectors held in registers
 /// through all the taps, whatever the plane's width and strides, with no border cases.
-/// `bufs` (the copy and the sums) and `taps` (offsets and weights) are kept between planes.
+/// `padded`, `sums` and `taps` (each tap's offset and weight) are buffers kept between
+/// planes.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn padded_plane<S: Copy, A: Acc>(
