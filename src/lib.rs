@@ -25,7 +25,7 @@ pub use dtype::ElementType;
 pub use error::{
     Diagnostic, Error, ErrorKind, LayerRef, Location, OpaqueUse, PortDir, PortRef, Severity,
 };
-pub use exec::{InputKey, Output, Produced};
+pub use exec::{InputKey, Output, Produced, Profile, StepTime};
 pub use half;
 pub use model::{LoadOptions, Model};
 pub use tensor::{Element, Tensor, TypeSet, Value};

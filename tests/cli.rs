@@ -600,6 +600,53 @@ fn run_refuses_a_model_with_type_errors_and_shows_them_as_errors() {
 }
 
 #[test]
+fn bench_per_layer_names_every_step() {
+    let model = "ir_samples/real/blocks/layernorm_static/model.xml";
+    let out = ovir(&["bench", model, "-n", "4", "--per-layer", "--format", "json"]);
+    let (head, rest) = out.split_once("----- stdout -----\n").unwrap();
+    assert_eq!(head, "exit code: 0\n", "{out}");
+    let json = rest.split("----- stderr -----").next().unwrap();
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    let steps = v["steps"].as_array().unwrap();
+    // Execution order, the fused chain as one step named by its last layer.
+    let names: Vec<(&str, &str, u64)> = steps
+        .iter()
+        .map(|s| {
+            assert!(s["mean_ms"].as_f64().unwrap() >= 0.0, "{s}");
+            (
+                s["layer"].as_str().unwrap(),
+                s["op_type"].as_str().unwrap(),
+                s["layers"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("ln/ReduceMean", "ReduceMean", 1),
+            ("ln/Subtract", "Subtract", 1),
+            ("ln/Power", "Power", 1),
+            ("ln/ReduceMean2", "ReduceMean", 1),
+            ("ln/AddBeta", "Add+Sqrt+Divide+Multiply+Add", 5),
+        ]
+    );
+    let text = ovir(&["bench", model, "-n", "2", "--per-layer"]);
+    assert!(
+        text.contains("slowest steps (mean ms per run; 5 steps, 9 layers):"),
+        "{text}"
+    );
+    assert!(
+        text.contains("%  ln/AddBeta  [Add+Sqrt+Divide+Multiply+Add]"),
+        "{text}"
+    );
+    assert!(text.contains("by layer type (mean ms per run):"), "{text}");
+    assert!(text.contains("%  ReduceMean ×2"), "{text}");
+    // Without the flag, no steps.
+    let plain = ovir(&["bench", model, "-n", "2", "--format", "json"]);
+    assert!(!plain.contains("\"steps\""), "{plain}");
+}
+
+#[test]
 fn bench_refuses_zero_threads() {
     let out = ovir(&["bench", "ir_samples/int_divide/model.xml", "--threads", "0"]);
     assert!(out.starts_with("exit code: 2\n"), "{out}");

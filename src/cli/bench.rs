@@ -36,6 +36,10 @@ pub struct BenchArgs {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "T")]
     pub threads: Option<usize>,
+    /// Also time each step (a layer, or a group of fused layers) and print where the time goes,
+    /// like benchmark_app's `-pc`: the slowest steps and the time per layer type.
+    #[arg(long)]
+    pub per_layer: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -52,6 +56,17 @@ struct Report {
     duration_s: f64,
     latency: Latency,
     throughput_per_s: f64,
+    /// With --per-layer: every step in execution order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steps: Option<Vec<Step>>,
+}
+
+#[derive(Debug, Serialize)]
+struct Step {
+    layer: String,
+    op_type: String,
+    layers: usize,
+    mean_ms: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -117,7 +132,16 @@ pub fn bench(args: &BenchArgs) -> ExitStatus {
         }
     };
     let threads = pool.current_num_threads();
-    let run_once = || model.run_shared(inputs.iter().cloned()).map(|_| ());
+    let profile = std::sync::Mutex::new(ovir::Profile::new());
+    let run_once = || match args.per_layer {
+        true => model
+            .run_profiled(
+                inputs.iter().cloned(),
+                &mut profile.lock().unwrap_or_else(|e| e.into_inner()),
+            )
+            .map(|_| ()),
+        false => model.run_shared(inputs.iter().cloned()).map(|_| ()),
+    };
     let progress = std::io::stderr().is_terminal();
     let result = pool.install(|| -> Result<(u64, Vec<Duration>, Duration), ovir::Error> {
         // Warm-up: one run, then more until 10% of the time budget or 10 runs.
@@ -129,6 +153,8 @@ pub fn bench(args: &BenchArgs) -> ExitStatus {
             run_once()?;
             warmup += 1;
         }
+        // Only the measured runs are profiled.
+        *profile.lock().unwrap_or_else(|e| e.into_inner()) = ovir::Profile::new();
         let mut samples = Vec::new();
         let start = Instant::now();
         let mut shown = Instant::now();
@@ -184,12 +210,26 @@ pub fn bench(args: &BenchArgs) -> ExitStatus {
             max_ms: ms(samples[samples.len() - 1]),
         },
         throughput_per_s: n as f64 / total.as_secs_f64(),
+        steps: args.per_layer.then(|| {
+            profile
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .steps(&model)
+                .into_iter()
+                .map(|s| Step {
+                    layer: s.layer,
+                    op_type: s.op_type,
+                    layers: s.layers,
+                    mean_ms: ms(s.mean),
+                })
+                .collect()
+        }),
     };
     let text = match args.format {
         Format::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
         Format::Text => {
             let l = &report.latency;
-            format!(
+            let summary = format!(
                 "model: {}\nthreads: {}\nruns: {} in {:.2} s (after {} warm-up)\nlatency (ms): min {:.4}, median {:.4}, mean {:.4}, p90 {:.4}, max {:.4}\nthroughput: {:.1} runs/s\n",
                 report.model,
                 report.threads,
@@ -202,8 +242,71 @@ pub fn bench(args: &BenchArgs) -> ExitStatus {
                 l.p90_ms,
                 l.max_ms,
                 report.throughput_per_s
-            )
+            );
+            match &report.steps {
+                Some(steps) => summary + &per_layer_text(steps, l.mean_ms),
+                None => summary,
+            }
         }
     };
     print_stdout(&text)
+}
+
+/// How many of the slowest steps the text report lists.
+const SLOWEST: usize = 20;
+
+/// The text form of a per-layer profile: the slowest steps, then the time per layer type
+/// (a fused step counts under its types joined by `+`). Shares are of the mean run.
+fn per_layer_text(steps: &[Step], run_ms: f64) -> String {
+    use std::fmt::Write as _;
+    let share = |t: f64| {
+        if run_ms > 0.0 {
+            100.0 * t / run_ms
+        } else {
+            0.0
+        }
+    };
+    let mut order: Vec<&Step> = steps.iter().collect();
+    order.sort_by(|a, b| b.mean_ms.total_cmp(&a.mean_ms));
+    let mut out = format!(
+        "\nslowest steps (mean ms per run; {} steps, {} layers):\n",
+        steps.len(),
+        steps.iter().map(|s| s.layers).sum::<usize>()
+    );
+    for s in order.iter().take(SLOWEST) {
+        let _ = writeln!(
+            out,
+            "{:>10.4} {:>5.1}%  {}  [{}]",
+            s.mean_ms,
+            share(s.mean_ms),
+            s.layer,
+            s.op_type
+        );
+    }
+    if order.len() > SLOWEST {
+        let rest: f64 = order[SLOWEST..].iter().map(|s| s.mean_ms).sum();
+        let _ = writeln!(
+            out,
+            "{:>10.4} {:>5.1}%  ({} more steps)",
+            rest,
+            share(rest),
+            order.len() - SLOWEST
+        );
+    }
+    let mut by_type: Vec<(&str, f64, usize)> = Vec::new();
+    for s in steps {
+        match by_type.iter_mut().find(|(t, _, _)| *t == s.op_type) {
+            Some(e) => {
+                e.1 += s.mean_ms;
+                e.2 += 1;
+            }
+            None => by_type.push((&s.op_type, s.mean_ms, 1)),
+        }
+    }
+    by_type.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out.push_str("\nby layer type (mean ms per run):\n");
+    for (t, ms, n) in by_type {
+        let _ = writeln!(out, "{ms:>10.4} {:>5.1}%  {t} ×{n}", share(ms));
+    }
+    out
 }

@@ -9,11 +9,13 @@
 pub mod fold;
 mod group;
 mod mixed;
+mod profile;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 pub use fold::Folded;
+pub use profile::{Profile, StepTime};
 
 use crate::error::{Error, ErrorKind, OpaqueUse};
 use crate::graph::{Graph, Node};
@@ -95,7 +97,14 @@ impl Model {
         self.runnable()?;
         let g = self.graph();
         let bound = bind(g, inputs.into_iter().map(|(k, t)| (k, Arc::new(t))))?;
-        execute(g, bound, self.memory_limit(), Some(self.folded()?), None)
+        execute(
+            g,
+            bound,
+            self.memory_limit(),
+            Some(self.folded()?),
+            None,
+            None,
+        )
     }
 
     /// Runs the model on shared input tensors, which are not copied (for repeated runs on the
@@ -107,7 +116,29 @@ impl Model {
         self.runnable()?;
         let g = self.graph();
         let bound = bind(g, inputs)?;
-        execute(g, bound, self.memory_limit(), Some(self.folded()?), None)
+        execute(
+            g,
+            bound,
+            self.memory_limit(),
+            Some(self.folded()?),
+            None,
+            None,
+        )
+    }
+
+    /// Runs the model like [`Model::run_shared`], adding the wall time of each step (a layer,
+    /// or a group of fused layers) to `profile`.
+    pub fn run_profiled<K: Into<InputKey>>(
+        &self,
+        inputs: impl IntoIterator<Item = (K, Arc<Tensor>)>,
+        profile: &mut Profile,
+    ) -> Result<Vec<Output>, Error> {
+        self.runnable()?;
+        let g = self.graph();
+        let bound = bind(g, inputs)?;
+        profile.start(g);
+        let folded = Some(self.folded()?);
+        execute(g, bound, self.memory_limit(), folded, None, Some(profile))
     }
 
     /// Runs the model like [`Model::run`], showing `observe` every layer output (Parameters,
@@ -123,7 +154,14 @@ impl Model {
         self.runnable()?;
         let g = self.graph();
         let bound = bind(g, inputs.into_iter().map(|(k, t)| (k, Arc::new(t))))?;
-        execute(g, bound, self.memory_limit(), None, Some(&mut observe))
+        execute(
+            g,
+            bound,
+            self.memory_limit(),
+            None,
+            Some(&mut observe),
+            None,
+        )
     }
 
     /// The op types of live layers ovir does not implement, with their counts and first
@@ -391,6 +429,7 @@ fn execute(
     limit: u64,
     folded: Option<&Folded>,
     mut observe: Option<&mut Observer<'_>>,
+    mut profile: Option<&mut Profile>,
 ) -> Result<Vec<Output>, Error> {
     let mut dead = g.dead_mask();
     // Layers computed once per model: their values are taken as they are.
@@ -456,6 +495,8 @@ fn execute(
         }
         let group: &[usize] = members.get(&i).map_or(std::slice::from_ref(&i), |m| m);
         let node = &g.nodes[i];
+        let timed = (profile.is_some() && matches!(node.op.role(), Role::Compute))
+            .then(std::time::Instant::now);
         let computed: Result<Outs<'_>, (usize, Error)> = match node.op.role() {
             Role::Input(_) => Ok(input_of
                 .get(&i)
@@ -499,6 +540,9 @@ fn execute(
                     .map_err(|e| (i, e)),
             },
         };
+        if let (Some(p), Some(t)) = (profile.as_mut(), timed) {
+            p.add(i, group, t.elapsed());
+        }
         let out = match computed {
             Ok(out) => out,
             Err((failed, e)) => {
