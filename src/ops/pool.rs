@@ -65,7 +65,12 @@
 //! `[N, C]` of the data followed by [`Window::forward`]'s dims (intervals pass through,
 //! `same_*` on a dim that is not static gives `?`); a dynamic rank gives `k + 2` dynamic dims.
 //!
-//! Execution: per `(n, c)` plane through precomputed per-axis tap ranges (no padding tests in
+//! Execution of MaxPool's maxima over 2D (or 1D) planes without NaN or −0, where every window
+//! holds a data element: the plane is copied with its padding (−∞, or an integer type's
+//! minimum) into the planes of the strides' phases, and every window's maximum taken a tap at
+//! a time over the whole plane, each tap a fixed offset (vectorised, in register blocks; with
+//! no NaN and no −0, equal values have equal bits and the order of the taps cannot show).
+//! Otherwise: per `(n, c)` plane through precomputed per-axis tap ranges (no padding tests in
 //! the loops), separably, a segment of an output row at a time: first the column maxima or
 //! sums over the window's rows, for the columns the segment's windows cover (contiguous rows,
 //! vectorised), then each window over its columns (for the windows with all their taps in the
@@ -487,6 +492,8 @@ struct Geometry {
     kernel_size: usize,
     /// Whether some pad is non-zero (after `auto_pad`).
     padded: bool,
+    /// The begin pads (after `auto_pad`).
+    pad: [usize; 3],
     out_shape: Vec<usize>,
     total: usize,
     /// MaxPool-8/14: indices are taken modulo this (the data's dims from the axis on).
@@ -506,7 +513,7 @@ impl Geometry {
         let mut kernel = [1; 3];
         let mut stride = [1; 3];
         let mut dilation = [1; 3];
-        let mut pad = [0u64; 3];
+        let mut pad = [0usize; 3];
         let mut padded = false;
         for i in 0..k {
             let a = lead + i;
@@ -520,7 +527,7 @@ impl Geometry {
             kernel[a] = kd;
             stride[a] = usize::try_from(op.window.stride(i)).map_err(|_| too_large())?;
             dilation[a] = usize::try_from(op.window.dilation(i)).map_err(|_| too_large())?;
-            pad[a] = axis.pad_begin;
+            pad[a] = usize::try_from(axis.pad_begin).map_err(|_| too_large())?;
             padded |= axis.pad_begin != 0 || axis.pad_end != 0;
         }
         let mut out_shape = shape[..2].to_vec();
@@ -545,7 +552,14 @@ impl Geometry {
             if total == 0 {
                 Vec::new()
             } else {
-                spans(input[a], out[a], kernel[a], stride[a], dilation[a], pad[a])
+                spans(
+                    input[a],
+                    out[a],
+                    kernel[a],
+                    stride[a],
+                    dilation[a],
+                    pad[a] as u64,
+                )
             }
         });
         let full = {
@@ -568,6 +582,7 @@ impl Geometry {
             out_plane: out.iter().product(),
             kernel_size: kernel.iter().product(),
             padded,
+            pad,
             out_shape,
             total,
             index_range,
@@ -629,6 +644,8 @@ impl Geometry {
 trait Pooled: Element + PartialOrd {
     /// The lowest finite value (a window without data elements gives it).
     const LOWEST: Self;
+    /// The value no other is below (−∞ for floats): padding that never wins a maximum.
+    const BOTTOM: Self;
     fn nan(self) -> bool;
     /// A NaN or −0: a value whose place in the window can change the maximum's bits
     /// among equal values (the separable path of [`max_values`] leaves them to
@@ -645,6 +662,7 @@ macro_rules! pooled {
     (int: $($t:ty)*) => {$(
         impl Pooled for $t {
             const LOWEST: Self = <$t>::MIN;
+            const BOTTOM: Self = <$t>::MIN;
             #[inline(always)]
             fn nan(self) -> bool {
                 false
@@ -658,6 +676,7 @@ macro_rules! pooled {
     (float: $($t:ty, $negative_zero:expr)*) => {$(
         impl Pooled for $t {
             const LOWEST: Self = <$t>::MIN;
+            const BOTTOM: Self = <$t>::NEG_INFINITY;
             #[inline(always)]
             fn nan(self) -> bool {
                 self.is_nan()
@@ -749,6 +768,9 @@ fn window_argmax<T: Pooled>(x: &[T], rows: &[usize], s: Span, d: usize) -> (T, u
 /// NaNs would come out otherwise than the windows' first greatest value or first NaN: a
 /// segment that meets one is computed window by window with [`window_max`] instead.
 fn max_values<T: Pooled>(x: &[T], g: &Geometry) -> Result<Tensor, EvalError> {
+    if let Some(layout) = Phases::new(g) {
+        return max_planes(x, g, &layout);
+    }
     by_segments(
         x,
         g,
@@ -757,6 +779,216 @@ fn max_values<T: Pooled>(x: &[T], g: &Geometry) -> Result<Tensor, EvalError> {
             max_segment(g, plane, rows, ls, outs, columns, scratch)
         },
     )
+}
+
+/// A 2D plane copied with its padding and cut into the planes of the strides' phases, so
+/// that every tap of every window is one fixed offset from `q = oh·wq + ow` (the row stride
+/// `wq` covers the last output column's window; the columns past it are computed and
+/// dropped). Phase `(py, px)` holds the padded plane's rows `i·sh + py` and columns
+/// `j·sw + px`.
+struct Phases {
+    /// Rows and columns of each phase plane.
+    hq: usize,
+    wq: usize,
+    /// The offset of each tap (in window order) in the phase planes.
+    taps: Vec<usize>,
+}
+
+impl Phases {
+    /// The layout for `g`, if it is 2D (the first of the three axes trivial), every window has
+    /// a data element (padding only ever loses), and the copy stays within twice the plane
+    /// (plus 64 Ki elements).
+    fn new(g: &Geometry) -> Option<Phases> {
+        let trivial = g.input[0] == 1 && g.out[0] == 1 && g.kernel[0] == 1;
+        let nonempty = |a: usize| g.spans[a].iter().all(|s| s.taps > 0);
+        if !trivial || g.total == 0 || !nonempty(1) || !nonempty(2) {
+            return None;
+        }
+        let [_, sh, sw] = g.stride;
+        let [_, kh, kw] = g.kernel;
+        let [_, dh, dw] = g.dilation;
+        let [_, oh, ow] = g.out;
+        let reach = |k: usize, d: usize, s: usize| (k - 1).checked_mul(d).map(|r| r / s);
+        let hq = oh.checked_add(reach(kh, dh, sh)?)?.checked_add(1)?;
+        let wq = ow.checked_add(reach(kw, dw, sw)?)?;
+        let len = sh.checked_mul(sw)?.checked_mul(hq)?.checked_mul(wq)?;
+        if len > g.plane.saturating_mul(2).saturating_add(1 << 16) {
+            return None;
+        }
+        let mut taps = Vec::with_capacity(kh * kw);
+        for ty in 0..kh {
+            for tx in 0..kw {
+                let (y, x) = (ty * dh, tx * dw);
+                let phase = (y % sh) * sw + x % sw;
+                taps.push(phase * hq * wq + (y / sh) * wq + x / sw);
+            }
+        }
+        Some(Phases { hq, wq, taps })
+    }
+
+    /// Copies `plane` (`g`'s data plane) into `buf` as the phase planes, the padding
+    /// [`Pooled::BOTTOM`]. The padding is
+    /// written only when `buf` is not yet the layout's size: each plane's data then lands on
+    /// the same elements, so the padding stays.
+    #[inline(always)]
+    fn fill<T: Pooled>(&self, g: &Geometry, plane: &[T], buf: &mut Vec<T>) {
+        let [_, h, w] = g.input;
+        let [_, sh, sw] = g.stride;
+        let [_, ph, pw] = g.pad;
+        let (hq, wq) = (self.hq, self.wq);
+        let len = sh * sw * hq * wq;
+        if buf.len() != len {
+            buf.clear();
+            buf.resize(len, T::BOTTOM);
+        }
+        for py in 0..sh {
+            for px in 0..sw {
+                let base = (py * sw + px) * hq * wq;
+                // The phase's columns `j` with data: `pw ≤ j·sw + px < pw + w`.
+                let j0 = pw.saturating_sub(px).div_ceil(sw);
+                let j1 = (pw + w).saturating_sub(px).div_ceil(sw).min(wq);
+                if j0 >= j1 {
+                    continue;
+                }
+                for i in 0..hq {
+                    let y = i * sh + py;
+                    if y < ph || y - ph >= h {
+                        continue;
+                    }
+                    let row = &plane[(y - ph) * w..(y - ph + 1) * w];
+                    let dst = &mut buf[base + i * wq + j0..base + i * wq + j1];
+                    let src = &row[j0 * sw + px - pw..];
+                    match sw {
+                        1 => dst.copy_from_slice(&src[..dst.len()]),
+                        2 => strided_copy::<T, 2>(src, dst),
+                        _ => {
+                            for (k, d) in dst.iter_mut().enumerate() {
+                                *d = src[k * sw];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `acc[q]` = the maximum of `buf[t + q]` over the offsets `t` of `taps`, for `q < n`: in
+/// blocks of [`BLOCK`] held in registers through every tap.
+#[inline(always)]
+fn taps_max<T: Pooled>(buf: &[T], taps: &[usize], n: usize, acc: &mut Vec<T>) {
+    let Some((&t0, rest)) = taps.split_first() else {
+        return;
+    };
+    acc.clear();
+    acc.extend_from_slice(&buf[t0..t0 + n]);
+    let max = |a: T, v: T| if v > a { v } else { a };
+    let mut blocks = acc.chunks_exact_mut(BLOCK);
+    for (b, block) in (&mut blocks).enumerate() {
+        let mut m: [T; BLOCK] = std::array::from_fn(|l| block[l]);
+        for &t in rest {
+            let at = t + b * BLOCK;
+            let v: &[T; BLOCK] = buf[at..at + BLOCK].try_into().expect("a block");
+            for l in 0..BLOCK {
+                m[l] = max(m[l], v[l]);
+            }
+        }
+        block.copy_from_slice(&m);
+    }
+    let tail = n - n % BLOCK;
+    for (k, a) in blocks.into_remainder().iter_mut().enumerate() {
+        for &t in rest {
+            *a = max(*a, buf[t + tail + k]);
+        }
+    }
+}
+
+/// Outputs per register block of [`taps_max`].
+const BLOCK: usize = 64;
+
+/// `dst[j] = src[j·S]` for every `j < dst.len()`: in whole chunks of `S`, so that the loop
+/// vectorises, and the last element on its own (its chunk may be cut short).
+#[inline(always)]
+fn strided_copy<T: Copy, const S: usize>(src: &[T], dst: &mut [T]) {
+    let Some((last, most)) = dst.split_last_mut() else {
+        return;
+    };
+    *last = src[most.len() * S];
+    for (d, c) in most.iter_mut().zip(src.chunks_exact(S)) {
+        *d = c[0];
+    }
+}
+
+/// [`max_values`] a plane at a time through [`Phases`]: each window's maximum is the same
+/// whatever the order of its taps when the plane holds no NaN and no −0 (equal values then
+/// have equal bits), and the padding is below every value. So a plane without them is copied
+/// with its padding and taken a tap at a time over the whole plane (vectorised, no border
+/// cases); a plane with one goes a row segment at a time ([`max_segment`]).
+fn max_planes<T: Pooled>(x: &[T], g: &Geometry, layout: &Phases) -> Result<Tensor, EvalError> {
+    let total = g.total;
+    let mut out: Vec<T> = Vec::with_capacity(total);
+    let mut planes: Vec<&mut [MaybeUninit<T>]> = out.spare_capacity_mut()[..total]
+        .chunks_mut(g.out_plane)
+        .collect();
+    let mut none = vec![(); planes.len()];
+    let [_, oh, ow] = g.out;
+    let wq = layout.wq;
+    for_parts(
+        &mut planes,
+        &mut none,
+        g.out_plane.saturating_mul(g.kernel_size),
+        |first, part, _| {
+            let (mut buf, mut acc) = (Vec::new(), Vec::new());
+            let (mut columns, mut scratch) = (Vec::new(), Vec::new());
+            vectorised(
+                #[inline(always)]
+                || {
+                    for (k, o) in part.iter_mut().enumerate() {
+                        let p = first + k;
+                        let plane = &x[p * g.plane..(p + 1) * g.plane];
+                        if plane.iter().fold(false, |a, v| a | v.odd()) {
+                            g.each_segment(
+                                p * g.out_plane,
+                                g.out_plane,
+                                #[inline(always)]
+                                |_, rows, ls, at| {
+                                    let outs = &mut o[at..at + ls.len()];
+                                    max_segment(
+                                        g,
+                                        plane,
+                                        rows,
+                                        ls,
+                                        outs,
+                                        &mut columns,
+                                        &mut scratch,
+                                    )
+                                },
+                            );
+                            continue;
+                        }
+                        layout.fill(g, plane, &mut buf);
+                        taps_max(&buf, &layout.taps, oh * wq, &mut acc);
+                        for (row, src) in o.chunks_mut(ow).zip(acc.chunks(wq)) {
+                            // SAFETY: `T` and `MaybeUninit<T>` have the same layout; `src`
+                            // holds `wq ≥ ow` elements.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    src.as_ptr(),
+                                    row.as_mut_ptr() as *mut T,
+                                    row.len(),
+                                )
+                            };
+                        }
+                    }
+                },
+            );
+        },
+    );
+    drop(planes);
+    // SAFETY: every plane was written whole (each output row from its `wq`-wide row of `acc`,
+    // `ow ≤ wq`, or by the segments, which cover the plane).
+    unsafe { out.set_len(total) };
+    tensor_from(&g.out_shape, out)
 }
 
 /// The output of `segment(plane, rows, ls, outs, buffers)` over every row segment
@@ -1579,6 +1811,58 @@ mod tests {
 
     /// MaxPool on integers is exact (extremes included).
     #[test]
+    fn integer_planes_match_the_reference_loops() {
+        // Integer planes are always taken a tap at a time, the padding `MIN`: a window of
+        // `MIN`s and padding still gives `MIN`.
+        let mut rng = Rng(11);
+        let mut pick = |n: u64| (rng.next() % n) as usize;
+        for _ in 0..200 {
+            let shape = [1, 1 + pick(2), 1 + pick(9), 1 + pick(9)];
+            let two = |f: &mut dyn FnMut() -> usize| format!("{},{}", f(), f());
+            let kernel = two(&mut || 1 + pick(4));
+            let strides = two(&mut || 1 + pick(3));
+            let dilations = two(&mut || 1 + pick(2));
+            let pb = two(&mut || pick(3));
+            let pe = two(&mut || pick(3));
+            let rounding = ["floor", "ceil"][pick(2)];
+            let attrs = [
+                ("kernel", kernel.as_str()),
+                ("strides", strides.as_str()),
+                ("dilations", dilations.as_str()),
+                ("pads_begin", pb.as_str()),
+                ("pads_end", pe.as_str()),
+                ("rounding_type", rounding),
+            ];
+            let data = attrs_for_test(&attrs);
+            let pool = parse_pool(&Attrs::new(Some(&data)), 8, true).unwrap();
+            let n: usize = shape.iter().product();
+            let x: Vec<i32> = (0..n)
+                .map(|_| match pick(8) {
+                    0 => i32::MIN,
+                    v => v as i32 * 100 - 400,
+                })
+                .collect();
+            let wide: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+            let Some((out_shape, mut vals, _)) = naive(&pool, &shape, &wide) else {
+                continue;
+            };
+            // A window without data gives the type's lowest value.
+            for v in vals.iter_mut().filter(|v| **v == f32::MIN) {
+                *v = i32::MIN as f32;
+            }
+            let got = run_unindexed(&pool, &t(&shape, x));
+            assert_eq!(got[0].shape(), out_shape, "{attrs:?} {shape:?}");
+            let got: Vec<f32> = got[0]
+                .view::<i32>()
+                .unwrap()
+                .iter()
+                .map(|&v| v as f32)
+                .collect();
+            assert_eq!(got, vals, "{attrs:?} {shape:?}");
+        }
+    }
+
+    #[test]
     fn integer_maxima() {
         let attrs = [("kernel", "2"), ("strides", "1")];
         macro_rules! case {
@@ -1822,13 +2106,18 @@ mod tests {
             assert_eq!(pool.def().map(OpDef::title), Some(def.title()));
             let n: usize = shape.iter().product();
             // NaNs of two payloads and −0 among small integers: the maxima's bits depend on
-            // the order the window is taken in.
+            // the order the window is taken in. Every other MaxPool case has neither (a plane
+            // of such values may be taken a tap at a time), but −∞ and the extremes.
+            let clean = case % 4 == 0;
             let x: Vec<f32> = (0..n)
-                .map(|_| match pick(40) {
-                    0 => f32::NAN,
-                    1 => f32::from_bits(0x7fc0_1234),
-                    2 | 3 => -0.0,
-                    v => (v % 5) as f32 - 2.0,
+                .map(|_| match (pick(40), clean) {
+                    (0, false) => f32::NAN,
+                    (1, false) => f32::from_bits(0x7fc0_1234),
+                    (2 | 3, false) => -0.0,
+                    (0, true) => f32::NEG_INFINITY,
+                    (1, true) => f32::MIN,
+                    (2, true) => f32::MAX,
+                    (v, _) => (v % 5) as f32 - 2.0,
                 })
                 .collect();
             let o: &dyn Op = &pool;
