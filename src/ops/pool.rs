@@ -404,6 +404,16 @@ impl Op for Pool {
             Kind::Max { indices } => indices,
             Kind::Avg { .. } => None,
         };
+        if indices.is_none()
+            && let Kind::Max { .. } = self.kind
+            && let Some(layout) = Phases::new(&g)
+        {
+            // Each thread's padded copy and sums (see `max_planes`).
+            let each = ty
+                .storage_bytes(layout.scratch() as u64)
+                .unwrap_or(u64::MAX);
+            bytes = bytes.saturating_add(each.saturating_mul(rayon::current_num_threads() as u64));
+        }
         if let Some((it, _)) = indices {
             if it == ElementType::I32 && g.index_range > 1 << 31 {
                 return Err(EvalError::Invalid(format!(
@@ -792,6 +802,8 @@ struct Phases {
     wq: usize,
     /// The offset of each tap (in window order) in the phase planes.
     taps: Vec<usize>,
+    /// Elements of the phase planes together.
+    len: usize,
 }
 
 impl Phases {
@@ -823,7 +835,12 @@ impl Phases {
                 taps.push(phase * hq * wq + (y / sh) * wq + x / sw);
             }
         }
-        Some(Phases { hq, wq, taps })
+        Some(Phases { hq, wq, taps, len })
+    }
+
+    /// Elements of the scratch of one thread: the padded copy and the sums over it.
+    fn scratch(&self) -> usize {
+        self.len.saturating_add(self.hq * self.wq)
     }
 
     /// Copies `plane` (`g`'s data plane) into `buf` as the phase planes, the padding
@@ -836,10 +853,9 @@ impl Phases {
         let [_, sh, sw] = g.stride;
         let [_, ph, pw] = g.pad;
         let (hq, wq) = (self.hq, self.wq);
-        let len = sh * sw * hq * wq;
-        if buf.len() != len {
+        if buf.len() != self.len {
             buf.clear();
-            buf.resize(len, T::BOTTOM);
+            buf.resize(self.len, T::BOTTOM);
         }
         for py in 0..sh {
             for px in 0..sw {
@@ -2762,6 +2778,15 @@ mod tests {
         let o = op(&MAX_POOL_8, &[("kernel", "1,1"), ("strides", "1,1")]);
         assert!(matches!(run(&*o, &big, 700_000), Err(EvalError::Memory(_))));
         assert!(run(&*o, &big, 800_000).is_ok());
+        // Maxima a plane at a time: each thread's padded copy and sums too (each 129 rows of
+        // 128: a row past the last output's window keeps every tap in the copy).
+        let o = op(&MAX_POOL_1, &[("kernel", "1,1"), ("strides", "1,1")]);
+        let need = 4 * (1 << 16) + rayon::current_num_threads() as u64 * 4 * 2 * 129 * 128;
+        assert!(matches!(
+            run(&*o, &big, need - 1),
+            Err(EvalError::Memory(_))
+        ));
+        assert!(run(&*o, &big, need).is_ok());
         let o = op(&AVG_POOL_1, &[("kernel", "1,1"), ("strides", "1,1")]);
         assert!(matches!(run(&*o, &big, 200_000), Err(EvalError::Memory(_))));
         assert!(run(&*o, &big, 300_000).is_ok());
