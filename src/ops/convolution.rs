@@ -73,6 +73,7 @@ use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
 use crate::ElementType;
 use crate::num::Int;
 use crate::ops::kernel::gemm::{MAX_NR, Panels};
+use crate::ops::kernel::phases::{Phases, Window2, sweep};
 use crate::ops::kernel::{tensor_from, value_data, vectorised, with_scratch};
 use crate::ops::matmul::{Gemm, Shared, narrow, widen};
 use crate::shape::{Dim, PartialShape, TensorType};
@@ -802,7 +803,7 @@ fn direct<S: Copy + Sync, A: Acc>(
             if let Some(layout) = flat.filter(|_| A::pads_vanish(wk)) {
                 vectorised(
                     #[inline(always)]
-                    || padded_plane(g, layout, xs, wk, o, wide, [padded, sums], taps),
+                    || padded_plane(&layout, xs, wk, o, wide, [padded, sums], taps),
                 );
             } else {
                 vectorised(
@@ -819,7 +820,7 @@ impl Geometry {
     /// input channel and two real axes, unless most of the rows' taps fall in the padding (a
     /// plane 3 high under a 5×5 filter: the direct loop skips those rows, the padded one would
     /// add their zeros).
-    fn padded(&self) -> Option<(usize, usize, usize)> {
+    fn padded(&self) -> Option<Phases> {
         if !(self.cig == 1 && self.input[0] == 1 && self.kernel[0] == 1 && self.output[0] == 1) {
             return None;
         }
@@ -827,61 +828,37 @@ impl Geometry {
         let rows_in = (0..oh_n)
             .map(|oh| (0..kh_n).filter(|&t| self.at(1, oh, t).is_some()).count())
             .sum::<usize>();
+        let two = |v: [usize; 3]| [v[1], v[2]];
         (4 * rows_in >= 3 * oh_n * kh_n)
-            .then(|| padded_layout(self))
+            .then(|| {
+                Phases::new(Window2 {
+                    input: two(self.input),
+                    kernel: two(self.kernel),
+                    output: two(self.output),
+                    stride: two(self.stride),
+                    dilation: two(self.dilation),
+                    pad: two(self.pad),
+                })
+            })
             .flatten()
     }
 
     /// Elements of the scratch each thread of [`direct`] keeps: [`padded_plane`]'s copy and
     /// sums.
     fn direct_scratch(&self) -> u64 {
-        self.padded()
-            .map_or(0, |(phases, hq, wq)| ((phases + 1) * hq * wq) as u64)
+        self.padded().map_or(0, |l| l.scratch() as u64)
     }
 }
 
-/// The layout of [`padded_plane`]'s copy of a plane: `phases` planes (one per row phase and
-/// column phase of the strides) of `hq` rows of `wq`, or `None` where it would hold more than
-/// the input and output planes and 64 Ki elements (huge pads or strides: the direct loop).
-fn padded_layout(g: &Geometry) -> Option<(usize, usize, usize)> {
-    let [_, ih_n, iw_n] = g.input;
-    let [_, kh_n, kw_n] = g.kernel;
-    let [_, oh_n, ow_n] = g.output;
-    let [_, sh, sw] = g.stride;
-    let [_, dh, dw] = g.dilation;
-    let [_, ph, pw] = g.pad;
-    // Enough for the data at its pads and for every tap of every output.
-    let wq =
-        ph_len(pw, iw_n, sw)?.max(ow_n.checked_add(kw_n.checked_sub(1)?.checked_mul(dw)? / sw)?);
-    let hq =
-        ph_len(ph, ih_n, sh)?.max(oh_n.checked_add(kh_n.checked_sub(1)?.checked_mul(dh)? / sh)?);
-    let phases = sh.checked_mul(sw)?;
-    let total = phases.checked_mul(hq)?.checked_mul(wq)?;
-    let limit = (g.in_plane() + g.out_plane()).saturating_add(1 << 16);
-    (total <= limit).then_some((phases, hq, wq))
-}
-
-/// `ceil((pad + n) / s)`.
-fn ph_len(pad: usize, n: usize, s: usize) -> Option<usize> {
-    Some(pad.checked_add(n)?.div_ceil(s))
-}
-
 /// Output plane `out` of a run with one input channel and two real axes ([`direct`]), to the
-/// bits of [`direct_plane`] when [`Acc::pads_vanish`]. The plane, with zeros around it, is
-/// copied into `padded` as the planes of its row and column phases ([`padded_layout`]: at
-/// strides `sh`, `sw`, phase `(a, b)` holds rows `a, a + sh, …` and columns `b, b + sw, …`;
-/// at stride 1 the one phase is the padded plane). Output `(oh, ow)` is then the sum over the
-/// taps of `padded[q + offset]` times the tap's weight, for `q = oh·wq + ow` and one offset
-/// per tap: the sums over every `q` from the first output's to the last's (the positions
-/// between rows computed too, then dropped) run in blocks of vectors held in registers
-/// through all the taps, whatever the plane's width and strides, with no border cases.
-/// `padded`, `sums` and `taps` (each tap's offset and weight) are buffers kept between
-/// planes.
+/// bits of [`direct_plane`] when [`Acc::pads_vanish`]: the plane is copied with zeros around
+/// it into `padded` as its phase planes ([`Phases`]), and every output is the chain over the
+/// taps from +0 of `padded[q + offset]` times the tap's weight, swept over the plane in
+/// blocks of vectors held in registers ([`sweep`]). `padded`, `sums` and `taps` (each tap's
+/// offset and weight) are buffers kept between planes.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn padded_plane<S: Copy, A: Acc>(
-    g: &Geometry,
-    (phases, hq, wq): (usize, usize, usize),
+    layout: &Phases,
     xs: &[S],
     wk: &[A],
     out: &mut [A],
@@ -889,105 +866,16 @@ fn padded_plane<S: Copy, A: Acc>(
     [padded, sums]: [&mut Vec<A>; 2],
     taps: &mut Vec<(usize, A)>,
 ) {
-    let [_, _, iw_n] = g.input;
-    let [_, kh_n, kw_n] = g.kernel;
-    let [_, oh_n, ow_n] = g.output;
-    let [_, sh, sw] = g.stride;
-    let [_, dh, dw] = g.dilation;
-    let [_, ph, pw] = g.pad;
-    let phase = hq * wq;
-    padded.clear();
-    padded.resize(phases * phase, A::ZERO);
-    for (r, src) in xs.chunks_exact(iw_n).enumerate() {
-        let pr = r + ph;
-        let row = (pr % sh) * sw * phase + (pr / sh) * wq;
-        if sw == 1 {
-            for (d, &v) in padded[row + pw..][..iw_n].iter_mut().zip(src) {
-                *d = wide(v);
-            }
-        } else {
-            // Column phase b: the columns c with (c + pw) ≡ b (mod sw), one strided copy each.
-            for b in 0..sw {
-                let c0 = (b + sw - pw % sw) % sw;
-                let dst = &mut padded[row + b * phase + (c0 + pw) / sw..];
-                let src = src.get(c0..).unwrap_or(&[]);
-                for (d, &v) in dst.iter_mut().zip(src.iter().step_by(sw)) {
-                    *d = wide(v);
-                }
-            }
-        }
-    }
+    layout.fill(xs, A::ZERO, padded, wide);
     taps.clear();
-    taps.extend((0..kh_n).flat_map(|a| {
-        (0..kw_n).map(move |b| {
-            let (r, c) = (a * dh, b * dw);
-            let off = ((r % sh) * sw + c % sw) * phase + (r / sh) * wq + c / sw;
-            (off, wk[a * kw_n + b])
-        })
-    }));
-    let taps = &taps[..];
-    let len = (oh_n - 1) * wq + ow_n;
+    taps.extend(layout.offsets().zip(wk.iter().copied()));
     sums.clear();
-    sums.resize(len, A::ZERO);
-    let xp = &padded[..];
-    let done = match len {
-        32.. => flat_blocks::<A, 16, 2>(xp, taps, sums),
-        16.. => flat_blocks::<A, 16, 1>(xp, taps, sums),
-        8.. => flat_blocks::<A, 8, 1>(xp, taps, sums),
-        4.. => flat_blocks::<A, 4, 1>(xp, taps, sums),
-        _ => 0,
-    };
-    for (q, s) in sums.iter_mut().enumerate().skip(done) {
-        *s = taps
-            .iter()
-            .fold(A::ZERO, |acc, &(off, wv)| acc.mac(wv, xp[q + off]));
-    }
-    for (o, s) in out.chunks_exact_mut(ow_n).zip(sums.chunks(wq)) {
-        o.copy_from_slice(&s[..ow_n]);
-    }
-}
-
-/// Every sum of `out` (at least `N·L` of them) in blocks of `N` vectors of `L` lanes, the
-/// last block overlapping the one before it: `out[q]` is the chain over `taps` (offset into
-/// `xp`, weight) from +0. Returns `out.len()`.
-#[inline(always)]
-fn flat_blocks<A: Acc, const L: usize, const N: usize>(
-    xp: &[A],
-    taps: &[(usize, A)],
-    out: &mut [A],
-) -> usize {
-    let (b, len) = (N * L, out.len());
-    let mut q = 0;
-    while q + b <= len {
-        flat_block::<A, L, N>(xp, taps, q, &mut out[q..q + b]);
-        q += b;
-    }
-    if q < len {
-        flat_block::<A, L, N>(xp, taps, len - b, &mut out[len - b..]);
-    }
-    len
-}
-
-/// Sums `q0..q0 + N·L` of [`flat_blocks`], in `N` vectors of registers.
-#[inline(always)]
-fn flat_block<A: Acc, const L: usize, const N: usize>(
-    xp: &[A],
-    taps: &[(usize, A)],
-    q0: usize,
-    out: &mut [A],
-) {
-    let mut acc = [[A::ZERO; L]; N];
-    for &(off, wv) in taps {
-        let src = &xp[q0 + off..q0 + off + N * L];
-        for (a, src) in acc.iter_mut().zip(src.chunks_exact(L)) {
-            let src: &[A; L] = src.try_into().expect("L elements");
-            for (a, &v) in a.iter_mut().zip(src) {
-                *a = a.mac(wv, v);
-            }
-        }
-    }
-    for (a, o) in acc.iter().zip(out.chunks_exact_mut(L)) {
-        o.copy_from_slice(a);
+    sums.resize(layout.sums(), A::ZERO);
+    sweep(padded, taps, A::ZERO, |a, w, x| a.mac(w, x), sums);
+    let mut at = 0;
+    for row in layout.rows(sums) {
+        out[at..at + row.len()].copy_from_slice(row);
+        at += row.len();
     }
 }
 
@@ -2225,7 +2113,7 @@ mod tests {
         };
         // Stride 2 both ways: four phase planes of 15 × 15 (a 28 × 28 plane, padded by 1).
         let g = geometry(&[1, 4, 28, 28], &[2, 2], &[1, 1]);
-        assert_eq!(g.padded(), Some((4, 15, 15)));
+        assert_eq!(g.padded().map(|l| l.dims()), Some((4, 15, 15)));
         assert_eq!(g.direct_scratch(), 5 * 15 * 15);
         // A million phases for one output: the direct loop, no copy.
         let g = geometry(&[1, 4, 5, 5], &[1000, 1000], &[1, 1]);

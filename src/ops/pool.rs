@@ -86,6 +86,7 @@ use std::mem::MaybeUninit;
 use std::ops::Range;
 
 use super::adaptive_pool::for_parts;
+use super::kernel::phases::{Phases, Window2, sweep};
 use super::kernel::{contiguous, tensor_from, vectorised};
 use super::mvn::Real;
 use super::spatial::{Rounding, Rule, Window, parse_list};
@@ -406,7 +407,7 @@ impl Op for Pool {
         };
         if indices.is_none()
             && let Kind::Max { .. } = self.kind
-            && let Some(layout) = Phases::new(&g)
+            && let Some(layout) = max_layout(&g)
         {
             // Each thread's padded copy and sums (see `max_planes`).
             let each = ty
@@ -459,7 +460,7 @@ struct Span {
 
 /// The spans of the `out` output indices of an axis of `x` data elements, kernel `k`,
 /// stride `s`, dilation `d` and begin pad `pb`: taps `t < k` with `pb ≤ o·s + t·d < pb + x`.
-fn spans(x: usize, out: usize, k: usize, s: usize, d: usize, pb: u64) -> Vec<Span> {
+fn spans(x: usize, out: usize, k: usize, s: usize, d: usize, pb: usize) -> Vec<Span> {
     let (x, k, s, d, pb) = (x as u128, k as u128, s as u128, d as u128, pb as u128);
     (0..out as u128)
         .map(|o| {
@@ -562,14 +563,7 @@ impl Geometry {
             if total == 0 {
                 Vec::new()
             } else {
-                spans(
-                    input[a],
-                    out[a],
-                    kernel[a],
-                    stride[a],
-                    dilation[a],
-                    pad[a] as u64,
-                )
+                spans(input[a], out[a], kernel[a], stride[a], dilation[a], pad[a])
             }
         });
         let full = {
@@ -778,7 +772,7 @@ fn window_argmax<T: Pooled>(x: &[T], rows: &[usize], s: Span, d: usize) -> (T, u
 /// NaNs would come out otherwise than the windows' first greatest value or first NaN: a
 /// segment that meets one is computed window by window with [`window_max`] instead.
 fn max_values<T: Pooled>(x: &[T], g: &Geometry) -> Result<Tensor, EvalError> {
-    if let Some(layout) = Phases::new(g) {
+    if let Some(layout) = max_layout(g) {
         return max_planes(x, g, &layout);
     }
     by_segments(
@@ -791,155 +785,31 @@ fn max_values<T: Pooled>(x: &[T], g: &Geometry) -> Result<Tensor, EvalError> {
     )
 }
 
-/// A 2D plane copied with its padding and cut into the planes of the strides' phases, so
-/// that every tap of every window is one fixed offset from `q = oh·wq + ow` (the row stride
-/// `wq` covers the last output column's window; the columns past it are computed and
-/// dropped). Phase `(py, px)` holds the padded plane's rows `i·sh + py` and columns
-/// `j·sw + px`.
-struct Phases {
-    /// Rows and columns of each phase plane.
-    hq: usize,
-    wq: usize,
-    /// The offset of each tap (in window order) in the phase planes.
-    taps: Vec<usize>,
-    /// Elements of the phase planes together.
-    len: usize,
-}
-
-impl Phases {
-    /// The layout for `g`, if it is 2D (the first of the three axes trivial), every window has
-    /// a data element (padding only ever loses), and the copy stays within twice the plane
-    /// (plus 64 Ki elements).
-    fn new(g: &Geometry) -> Option<Phases> {
-        let trivial = g.input[0] == 1 && g.out[0] == 1 && g.kernel[0] == 1;
-        let nonempty = |a: usize| g.spans[a].iter().all(|s| s.taps > 0);
-        if !trivial || g.total == 0 || !nonempty(1) || !nonempty(2) {
-            return None;
-        }
-        let [_, sh, sw] = g.stride;
-        let [_, kh, kw] = g.kernel;
-        let [_, dh, dw] = g.dilation;
-        let [_, oh, ow] = g.out;
-        let reach = |k: usize, d: usize, s: usize| (k - 1).checked_mul(d).map(|r| r / s);
-        let hq = oh.checked_add(reach(kh, dh, sh)?)?.checked_add(1)?;
-        let wq = ow.checked_add(reach(kw, dw, sw)?)?;
-        let len = sh.checked_mul(sw)?.checked_mul(hq)?.checked_mul(wq)?;
-        if len > g.plane.saturating_mul(2).saturating_add(1 << 16) {
-            return None;
-        }
-        let mut taps = Vec::with_capacity(kh * kw);
-        for ty in 0..kh {
-            for tx in 0..kw {
-                let (y, x) = (ty * dh, tx * dw);
-                let phase = (y % sh) * sw + x % sw;
-                taps.push(phase * hq * wq + (y / sh) * wq + x / sw);
-            }
-        }
-        Some(Phases { hq, wq, taps, len })
+/// The phase layout of [`max_planes`] for `g`, if it is 2D (the first of the three axes
+/// trivial) and every window has a data element (the padding then only ever loses).
+fn max_layout(g: &Geometry) -> Option<Phases> {
+    let trivial = g.input[0] == 1 && g.out[0] == 1 && g.kernel[0] == 1;
+    let nonempty = |a: usize| g.spans[a].iter().all(|s| s.taps > 0);
+    if !trivial || g.total == 0 || !nonempty(1) || !nonempty(2) {
+        return None;
     }
-
-    /// Elements of the scratch of one thread: the padded copy and the sums over it.
-    fn scratch(&self) -> usize {
-        self.len.saturating_add(self.hq * self.wq)
-    }
-
-    /// Copies `plane` (`g`'s data plane) into `buf` as the phase planes, the padding
-    /// [`Pooled::BOTTOM`]. The padding is
-    /// written only when `buf` is not yet the layout's size: each plane's data then lands on
-    /// the same elements, so the padding stays.
-    #[inline(always)]
-    fn fill<T: Pooled>(&self, g: &Geometry, plane: &[T], buf: &mut Vec<T>) {
-        let [_, h, w] = g.input;
-        let [_, sh, sw] = g.stride;
-        let [_, ph, pw] = g.pad;
-        let (hq, wq) = (self.hq, self.wq);
-        if buf.len() != self.len {
-            buf.clear();
-            buf.resize(self.len, T::BOTTOM);
-        }
-        for py in 0..sh {
-            for px in 0..sw {
-                let base = (py * sw + px) * hq * wq;
-                // The phase's columns `j` with data: `pw ≤ j·sw + px < pw + w`.
-                let j0 = pw.saturating_sub(px).div_ceil(sw);
-                let j1 = (pw + w).saturating_sub(px).div_ceil(sw).min(wq);
-                if j0 >= j1 {
-                    continue;
-                }
-                for i in 0..hq {
-                    let y = i * sh + py;
-                    if y < ph || y - ph >= h {
-                        continue;
-                    }
-                    let row = &plane[(y - ph) * w..(y - ph + 1) * w];
-                    let dst = &mut buf[base + i * wq + j0..base + i * wq + j1];
-                    let src = &row[j0 * sw + px - pw..];
-                    match sw {
-                        1 => dst.copy_from_slice(&src[..dst.len()]),
-                        2 => strided_copy::<T, 2>(src, dst),
-                        _ => {
-                            for (k, d) in dst.iter_mut().enumerate() {
-                                *d = src[k * sw];
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// `acc[q]` = the maximum of `buf[t + q]` over the offsets `t` of `taps`, for `q < n`: in
-/// blocks of [`BLOCK`] held in registers through every tap.
-#[inline(always)]
-fn taps_max<T: Pooled>(buf: &[T], taps: &[usize], n: usize, acc: &mut Vec<T>) {
-    let Some((&t0, rest)) = taps.split_first() else {
-        return;
-    };
-    acc.clear();
-    acc.extend_from_slice(&buf[t0..t0 + n]);
-    let max = |a: T, v: T| if v > a { v } else { a };
-    let mut blocks = acc.chunks_exact_mut(BLOCK);
-    for (b, block) in (&mut blocks).enumerate() {
-        let mut m: [T; BLOCK] = std::array::from_fn(|l| block[l]);
-        for &t in rest {
-            let at = t + b * BLOCK;
-            let v: &[T; BLOCK] = buf[at..at + BLOCK].try_into().expect("a block");
-            for l in 0..BLOCK {
-                m[l] = max(m[l], v[l]);
-            }
-        }
-        block.copy_from_slice(&m);
-    }
-    let tail = n - n % BLOCK;
-    for (k, a) in blocks.into_remainder().iter_mut().enumerate() {
-        for &t in rest {
-            *a = max(*a, buf[t + tail + k]);
-        }
-    }
-}
-
-/// Outputs per register block of [`taps_max`].
-const BLOCK: usize = 64;
-
-/// `dst[j] = src[j·S]` for every `j < dst.len()`: in whole chunks of `S`, so that the loop
-/// vectorises, and the last element on its own (its chunk may be cut short).
-#[inline(always)]
-fn strided_copy<T: Copy, const S: usize>(src: &[T], dst: &mut [T]) {
-    let Some((last, most)) = dst.split_last_mut() else {
-        return;
-    };
-    *last = src[most.len() * S];
-    for (d, c) in most.iter_mut().zip(src.chunks_exact(S)) {
-        *d = c[0];
-    }
+    let two = |v: [usize; 3]| [v[1], v[2]];
+    Phases::new(Window2 {
+        input: two(g.input),
+        kernel: two(g.kernel),
+        output: two(g.out),
+        stride: two(g.stride),
+        dilation: two(g.dilation),
+        pad: two(g.pad),
+    })
 }
 
 /// [`max_values`] a plane at a time through [`Phases`]: each window's maximum is the same
 /// whatever the order of its taps when the plane holds no NaN and no −0 (equal values then
 /// have equal bits), and the padding is below every value. So a plane without them is copied
-/// with its padding and taken a tap at a time over the whole plane (vectorised, no border
-/// cases); a plane with one goes a row segment at a time ([`max_segment`]).
+/// with its padding and swept over the whole plane from [`Pooled::BOTTOM`] ([`sweep`]:
+/// vectorised, no border cases); a plane with one goes a row segment at a time
+/// ([`max_segment`]).
 fn max_planes<T: Pooled>(x: &[T], g: &Geometry, layout: &Phases) -> Result<Tensor, EvalError> {
     let total = g.total;
     let mut out: Vec<T> = Vec::with_capacity(total);
@@ -947,8 +817,8 @@ fn max_planes<T: Pooled>(x: &[T], g: &Geometry, layout: &Phases) -> Result<Tenso
         .chunks_mut(g.out_plane)
         .collect();
     let mut none = vec![(); planes.len()];
-    let [_, oh, ow] = g.out;
-    let wq = layout.wq;
+    let taps: Vec<(usize, ())> = layout.offsets().map(|t| (t, ())).collect();
+    let max = |a: T, (), v: T| if v > a { v } else { a };
     for_parts(
         &mut planes,
         &mut none,
@@ -982,16 +852,18 @@ fn max_planes<T: Pooled>(x: &[T], g: &Geometry, layout: &Phases) -> Result<Tenso
                             );
                             continue;
                         }
-                        layout.fill(g, plane, &mut buf);
-                        taps_max(&buf, &layout.taps, oh * wq, &mut acc);
-                        for (row, src) in o.chunks_mut(ow).zip(acc.chunks(wq)) {
-                            // SAFETY: `T` and `MaybeUninit<T>` have the same layout; `src`
-                            // holds `wq ≥ ow` elements.
+                        layout.fill(plane, T::BOTTOM, &mut buf, |v| v);
+                        acc.clear();
+                        acc.resize(layout.sums(), T::BOTTOM);
+                        sweep(&buf, &taps, T::BOTTOM, max, &mut acc);
+                        for (row, src) in o.chunks_mut(g.out[2]).zip(layout.rows(&acc)) {
+                            // SAFETY: `T` and `MaybeUninit<T>` have the same layout; each
+                            // output row gets its row of sums.
                             unsafe {
                                 std::ptr::copy_nonoverlapping(
                                     src.as_ptr(),
                                     row.as_mut_ptr() as *mut T,
-                                    row.len(),
+                                    src.len(),
                                 )
                             };
                         }
@@ -1001,8 +873,8 @@ fn max_planes<T: Pooled>(x: &[T], g: &Geometry, layout: &Phases) -> Result<Tenso
         },
     );
     drop(planes);
-    // SAFETY: every plane was written whole (each output row from its `wq`-wide row of `acc`,
-    // `ow ≤ wq`, or by the segments, which cover the plane).
+    // SAFETY: every plane was written whole (each output row from its row of sums, or by the
+    // segments, which cover the plane).
     unsafe { out.set_len(total) };
     tensor_from(&g.out_shape, out)
 }
@@ -2778,10 +2650,9 @@ mod tests {
         let o = op(&MAX_POOL_8, &[("kernel", "1,1"), ("strides", "1,1")]);
         assert!(matches!(run(&*o, &big, 700_000), Err(EvalError::Memory(_))));
         assert!(run(&*o, &big, 800_000).is_ok());
-        // Maxima a plane at a time: each thread's padded copy and sums too (each 129 rows of
-        // 128: a row past the last output's window keeps every tap in the copy).
+        // Maxima a plane at a time: each thread's padded copy and sums too (a plane each).
         let o = op(&MAX_POOL_1, &[("kernel", "1,1"), ("strides", "1,1")]);
-        let need = 4 * (1 << 16) + rayon::current_num_threads() as u64 * 4 * 2 * 129 * 128;
+        let need = 4 * (1 << 16) + rayon::current_num_threads() as u64 * 4 * 2 * 128 * 128;
         assert!(matches!(
             run(&*o, &big, need - 1),
             Err(EvalError::Memory(_))

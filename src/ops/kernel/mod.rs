@@ -26,6 +26,7 @@ pub mod chain;
 pub mod fused;
 pub(crate) mod gemm;
 pub mod narrow;
+pub(crate) mod phases;
 pub mod simd;
 
 use std::mem::MaybeUninit;
