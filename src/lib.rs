@@ -16,6 +16,7 @@ pub mod memory;
 pub mod model;
 pub mod num;
 pub mod ops;
+pub mod report;
 pub mod shape;
 pub mod tensor;
 pub mod weights;

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::run::{InputArgs, gather};
 use super::{ExitStatus, Format, load_model, print_stdout};
-use crate::cli::report::render_errors;
+use ovir::report::render_errors;
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {

@@ -9,8 +9,8 @@ use ovir::shape::PartialShape;
 use ovir::{CheckOptions, FileReport, Severity, check_file_keeping};
 use serde::Serialize;
 
-use super::report::{context, render};
 use super::{ExitStatus, print_stdout};
+use ovir::report::{check_text, context};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum CheckFormat {
@@ -95,7 +95,7 @@ pub fn check(args: &CheckArgs) -> ExitStatus {
         (e + r.count(Severity::Error), w + r.count(Severity::Warning))
     });
     let text = match args.format {
-        CheckFormat::Text => text(&reports, errors, warnings),
+        CheckFormat::Text => check_text(&reports, errors, warnings),
         CheckFormat::Json => json(&reports, errors, warnings),
         CheckFormat::Github => github(&reports),
     };
@@ -107,69 +107,6 @@ pub fn check(args: &CheckArgs) -> ExitStatus {
     } else {
         ExitStatus::Success
     }
-}
-
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
-    }
-}
-
-fn text(reports: &[FileReport], errors: usize, warnings: usize) -> String {
-    let mut out = render(
-        reports
-            .iter()
-            .flat_map(|r| r.diagnostics.iter().map(|d| (d.severity, &d.error))),
-    );
-    for r in reports.iter().filter(|r| !r.opaque.is_empty()) {
-        let layers: usize = r.opaque.iter().map(|u| u.count).sum();
-        let _ = writeln!(
-            out,
-            "{}: note: {} of {} ovir does not implement; their outputs were taken as declared:",
-            r.file.display(),
-            plural(layers, "layer"),
-            plural(r.opaque.len(), "op type"),
-        );
-        let w = r.opaque.iter().map(|u| u.op.len()).max().unwrap_or(0);
-        let wc = r
-            .opaque
-            .iter()
-            .map(|u| u.count.to_string().len())
-            .max()
-            .unwrap_or(0);
-        for u in &r.opaque {
-            let at = u
-                .first
-                .map_or_else(String::new, |p| format!("line {}:{}, ", p.line, p.col));
-            let _ = writeln!(
-                out,
-                "  {:<w$}  {:>wc$}  first at {at}{}",
-                u.op, u.count, u.first_layer
-            );
-        }
-    }
-    let files = plural(reports.len(), "file");
-    let unknown: usize = reports.iter().map(|r| r.opaque.len()).sum();
-    let files = if unknown > 0 {
-        format!(
-            "{files}; op types ovir does not implement are listed above, --deny-unknown makes them errors"
-        )
-    } else {
-        files
-    };
-    if errors == 0 && warnings == 0 {
-        let _ = writeln!(out, "All checks passed ({files}).");
-    } else {
-        let _ = writeln!(
-            out,
-            "Found {} and {} in {files}.",
-            plural(errors, "error"),
-            plural(warnings, "warning")
-        );
-    }
-    out
 }
 
 /// The JSON document (`docs/cli.md` documents it; bump `version` on any breaking change).

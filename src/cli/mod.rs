@@ -4,7 +4,6 @@ pub mod bench;
 pub mod check;
 pub mod diff;
 pub mod info;
-pub mod report;
 pub mod run;
 
 use std::io::Write;
@@ -76,7 +75,7 @@ pub fn load_model(
         max_memory,
     };
     ovir::Model::load_with(model, &options).map_err(|e| {
-        eprint!("{}", report::render_errors(&e));
+        eprint!("{}", ovir::report::render_errors(&e));
         ExitStatus::Error
     })
 }

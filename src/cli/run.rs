@@ -10,8 +10,8 @@ use ovir::shape::PartialShape;
 use ovir::{ElementType, InputKey, Severity, Tensor};
 
 use super::diff::{ToleranceArgs, finish};
-use super::report::{render, render_errors};
 use ovir::memory::Budget;
+use ovir::report::{render, render_errors};
 
 use super::{ARRAY_LIMIT, ExitStatus, Format, load_model, print_stdout};
 
