@@ -68,9 +68,6 @@ class CheckReport(list):
             return False
         return not (self.deny_warnings and self.warnings)
 
-    def __bool__(self) -> bool:  # a list: true when there are findings
-        return len(self) > 0
-
     def __repr__(self) -> str:
         return f"CheckReport(errors={len(self.errors)}, warnings={len(self.warnings)}, ok={self.ok})"
 
@@ -205,6 +202,8 @@ class Results(Mapping):
 
     def _index(self, key) -> int:
         if isinstance(key, Port):
+            if key in self._ports:
+                return self._ports.index(key)
             key = key.name
         if isinstance(key, int) and not isinstance(key, bool):
             if -len(self._values) <= key < len(self._values):
@@ -261,7 +260,8 @@ class CompiledModel:
 
     def __call__(self, inputs: Any = None, *args, **kwargs) -> Results:
         if isinstance(inputs, Mapping):
-            inputs = {(k.name if isinstance(k, Port) else k): v for k, v in inputs.items()}
+            ports = self.model.inputs
+            inputs = {(_position(ports, k) if isinstance(k, Port) else k): v for k, v in inputs.items()}
         elif inputs is not None and not isinstance(inputs, (list, tuple)):
             inputs = [inputs]  # OpenVINO takes a lone array for a one-input model
         return Results(self.model.run(inputs), self.model.outputs)
@@ -270,6 +270,11 @@ class CompiledModel:
 
     def __repr__(self) -> str:
         return f"CompiledModel({self.model.path!r})"
+
+
+def _position(ports: Sequence[Port], port: Port):
+    """A port's position among `ports`, else its name (a port of another model)."""
+    return ports.index(port) if port in ports else port.name
 
 
 def _port(ports: Sequence[Port], key, what: str) -> Port:
@@ -283,7 +288,13 @@ def _port(ports: Sequence[Port], key, what: str) -> Port:
     raise KeyError(f"no {what} is named {key!r}")
 
 
-def compile_model(model: PathLike | Model, device_name: str = "CPU", config: Mapping | None = None, *, weights: PathLike | None = None) -> CompiledModel:
+def compile_model(
+    model: PathLike | Model,
+    device_name: str = "CPU",
+    config: Mapping | None = None,
+    *,
+    weights: PathLike | None = None,
+) -> CompiledModel:
     """Loads a model for OpenVINO-style calls: ``ovir.compile_model(path)(inputs)[name]``.
     ``device_name`` and ``config`` are accepted for the same call shape and ignored (ovir
     runs on the CPU, exactly)."""

@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping, Sequence, Union
+from typing import Any, Mapping, Sequence, Union, final
 
 import numpy as np
+
+__all__ = [
+    "Diagnostic",
+    "Error",
+    "Model",
+    "Port",
+    "check",
+    "compare",
+    "output_file_names",
+    "text",
+    "__version__",
+]
 
 __version__: str
 
@@ -19,6 +31,7 @@ class Error(Exception):
     errors: list[Diagnostic]
     """Every error, with its location."""
 
+@final
 class Diagnostic:
     """A finding of :func:`ovir.check`, or one error of an :class:`Error`."""
 
@@ -37,6 +50,7 @@ class Diagnostic:
     text: str
     """The finding as the CLI prints it: ``file:line:col: error[CODE]: layer ...: message``."""
 
+@final
 class Port:
     """A model input or output."""
 
@@ -50,16 +64,17 @@ class Port:
     def get_any_name(self) -> str: ...
     def get_names(self) -> set[str]: ...
 
+@final
 class Model:
     """A loaded and validated OpenVINO IR model."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: str | os.PathLike[str],
         weights: str | os.PathLike[str] | None = None,
         *,
         memory_limit: int | None = None,
-    ) -> None: ...
+    ) -> Model: ...
     @property
     def path(self) -> str: ...
     @property

@@ -152,9 +152,10 @@ fn raise(py: Python<'_>, e: &ovir::Error) -> PyErr {
     err
 }
 
-/// A model input or output.
-#[pyclass(frozen, get_all, module = "ovir")]
-#[derive(Clone)]
+/// A model input or output. Ports are equal when they are the same port of the same model
+/// (they can be dict keys, as OpenVINO's are).
+#[pyclass(frozen, get_all, eq, hash, module = "ovir")]
+#[derive(Clone, PartialEq, Eq, Hash)]
 struct Port {
     /// The name it is bound (inputs) or returned (outputs) by.
     name: String,
