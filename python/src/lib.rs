@@ -386,20 +386,22 @@ impl Model {
     }
 }
 
-/// A C-contiguous numpy array of `value` (numpy.ascontiguousarray, which copies only when
-/// it must).
+/// A C-contiguous numpy array of `value`: an array as it is when it already is one, else
+/// numpy.ascontiguousarray (which copies only when it must). A value that is not an array (a
+/// list, a scalar) takes `dtype` where one is given, as numpy would otherwise make int64 or
+/// float64 of it; an array keeps its own dtype.
 fn contiguous<'py>(
     py: Python<'py>,
     value: &Bound<'py, PyAny>,
+    dtype: Option<&str>,
 ) -> PyResult<Bound<'py, PyUntypedArray>> {
-    if let Ok(a) = value.cast::<PyUntypedArray>()
-        && a.is_c_contiguous()
-    {
+    let array = value.cast::<PyUntypedArray>().ok();
+    if let Some(a) = array.filter(|a| a.is_c_contiguous()) {
         return Ok(a.clone());
     }
-    let np = py.import("numpy")?;
-    let a = np.getattr("ascontiguousarray")?.call1((value,))?;
-    Ok(a.cast_into::<PyUntypedArray>()?)
+    let dtype = if array.is_some() { None } else { dtype };
+    let np = py.import("numpy")?.getattr("ascontiguousarray")?;
+    Ok(np.call1((value, dtype))?.cast_into::<PyUntypedArray>()?)
 }
 
 /// The tensor of a numpy array (or anything numpy makes an array of), of the array's own
@@ -409,16 +411,7 @@ fn to_tensor(
     value: &Bound<'_, PyAny>,
     want: Option<ElementType>,
 ) -> PyResult<Tensor> {
-    let a = match (value.cast::<PyUntypedArray>(), want.and_then(numpy_dtype)) {
-        // A list or a scalar takes the input's element type (numpy would make int64 or
-        // float64 of it); an array must have it.
-        (Err(_), Some(dtype)) => {
-            let np = py.import("numpy")?;
-            let a = np.getattr("ascontiguousarray")?.call1((value, dtype))?;
-            a.cast_into::<PyUntypedArray>()?
-        }
-        _ => contiguous(py, value)?,
-    };
+    let a = contiguous(py, value, want.and_then(numpy_dtype))?;
     let dtype = a.dtype();
     macro_rules! try_types {
         ($($t:ty => $read:expr),*) => {
