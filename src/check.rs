@@ -41,6 +41,26 @@ impl FileReport {
     }
 }
 
+/// The shape names (`--shape NAME=...`) that no input of the checked files has, in the order
+/// given: a usage error (`check` reports nothing then). A file that could not be read matches
+/// every name (it cannot say); when no file could be read, no name is unmatched.
+pub fn unmatched_shapes<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+    reports: &[FileReport],
+) -> Vec<&'a str> {
+    if reports.iter().all(|r| r.unreadable) {
+        return Vec::new();
+    }
+    names
+        .into_iter()
+        .filter(|n| {
+            reports
+                .iter()
+                .all(|r| r.unreadable || r.unmatched_shapes.iter().any(|u| u == n))
+        })
+        .collect()
+}
+
 /// Checks one IR file.
 pub fn check_file(path: &Path, options: &CheckOptions) -> FileReport {
     check_file_keeping(path, options).0

@@ -630,14 +630,9 @@ fn check(
             })
             .collect::<Vec<_>>()
     });
-    let unmatched = names
+    let unmatched = ovir::check::unmatched_shapes(names.iter().map(String::as_str), &reports)
         .into_iter()
-        .filter(|n| {
-            reports.iter().any(|r| !r.unreadable)
-                && reports
-                    .iter()
-                    .all(|r| r.unreadable || r.unmatched_shapes.contains(n))
-        })
+        .map(str::to_owned)
         .collect();
     let (errors, warnings) = reports.iter().fold((0, 0), |(e, w), r| {
         (e + r.count(Severity::Error), w + r.count(Severity::Warning))

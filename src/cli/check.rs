@@ -74,17 +74,8 @@ pub fn check(args: &CheckArgs) -> ExitStatus {
     }
     std::mem::forget(last);
     // A --shape name that no model has is a usage error: nothing is reported.
-    let unmatched: Vec<&String> = args
-        .shape
-        .iter()
-        .map(|(n, _)| n)
-        .filter(|n| {
-            reports
-                .iter()
-                .all(|r| r.unreadable || r.unmatched_shapes.contains(n))
-        })
-        .filter(|_| reports.iter().any(|r| !r.unreadable))
-        .collect();
+    let unmatched =
+        ovir::check::unmatched_shapes(args.shape.iter().map(|(n, _)| n.as_str()), &reports);
     if !unmatched.is_empty() {
         for n in &unmatched {
             eprintln!("error: --shape {n}: no input of the checked models has this name");
