@@ -7,7 +7,7 @@
 //! values, for inference to check an op's input types against.
 
 use half::{bf16, f16};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 
@@ -393,21 +393,64 @@ fn byte_count(ty: ElementType, shape: &[usize]) -> u64 {
         .unwrap_or(u64::MAX)
 }
 
-/// A value as execution holds it: a tensor, or a Const's bytes where they lie in the
-/// memory-mapped weights file (read in place by elementwise kernels; packed types such as u4
-/// stay packed until a Convert decodes them).
+/// A value as execution holds it: a tensor, or bytes read where they lie: a Const's in the
+/// memory-mapped weights file (packed types such as u4 stay packed until a Convert decodes
+/// them), or an input's in the caller's memory ([`Value::borrowed`]). Elementwise kernels and
+/// fused chains read such bytes in place; other ops read a copy.
 #[derive(Clone, Debug)]
 pub enum Value<'w> {
     Tensor(Arc<Tensor>),
     Mapped(Mapped<'w>),
 }
 
-/// A Const's bytes in the weights file, with its element type and shape.
+/// Little-endian bytes of `ty` elements in row-major order, with their shape: a Const's in the
+/// weights file, or an input's the caller lends.
 #[derive(Clone, Debug)]
 pub struct Mapped<'w> {
     pub ty: ElementType,
     pub shape: Vec<usize>,
     pub bytes: &'w [u8],
+    /// Where the one copy an op that needs a tensor reads is kept, for values read more than
+    /// once (execution sets it for borrowed inputs): `None` copies at each read.
+    pub(crate) copy: Option<&'w OnceLock<Option<Arc<Tensor>>>>,
+}
+
+impl<'w> Mapped<'w> {
+    pub(crate) fn new(ty: ElementType, shape: Vec<usize>, bytes: &'w [u8]) -> Mapped<'w> {
+        Mapped {
+            ty,
+            shape,
+            bytes,
+            copy: None,
+        }
+    }
+}
+
+impl<'w> Value<'w> {
+    /// An input read in place from `bytes`: the little-endian elements of `ty` in row-major
+    /// order under `shape` (bools are bytes, any nonzero byte true). `None` unless `ty` is a
+    /// type a tensor holds and `bytes` is exactly that many elements. The bytes are only read;
+    /// ops that need a tensor read one copy (see [`Model::run_values`](crate::Model::run_values)).
+    pub fn borrowed(ty: ElementType, shape: &[usize], bytes: &'w [u8]) -> Option<Value<'w>> {
+        if !TypeSet::ANY.contains(ty) || byte_count(ty, shape) != bytes.len() as u64 {
+            return None;
+        }
+        Some(Value::Mapped(Mapped::new(ty, shape.to_vec(), bytes)))
+    }
+
+    /// An input read in place from a row-major slice under `shape` (`None` if the counts
+    /// differ, or on a big-endian host, where the bytes are not in the order values are read).
+    pub fn from_slice<T: Element>(shape: &[usize], data: &'w [T]) -> Option<Value<'w>> {
+        if !cfg!(target_endian = "little") {
+            return None;
+        }
+        // SAFETY: `Element` is sealed to plain integers, floats (f16/bf16 are transparent
+        // u16s) and `bool`: `data` is initialised bytes, `size_of_val` of them.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data))
+        };
+        Value::borrowed(T::TYPE, shape, bytes)
+    }
 }
 
 impl Value<'_> {
@@ -444,7 +487,13 @@ impl Value<'_> {
     pub fn to_tensor(&self) -> Option<Arc<Tensor>> {
         match self {
             Value::Tensor(t) => Some(t.clone()),
-            Value::Mapped(m) => Tensor::from_le_bytes(m.ty, &m.shape, m.bytes).map(Arc::new),
+            Value::Mapped(m) => {
+                let copy = || Tensor::from_le_bytes(m.ty, &m.shape, m.bytes).map(Arc::new);
+                match m.copy {
+                    Some(kept) => kept.get_or_init(copy).clone(),
+                    None => copy(),
+                }
+            }
         }
     }
 }

@@ -3,12 +3,13 @@
 //! `tolerance.txt` saying `ulps N` (transcendental functions against a correctly rounded
 //! reference, ONNX tests computed in float32 by numpy), within N units in the last place, or
 //! `close RTOL ATOL` (ONNX tests whose numpy formulas cancel or sum in another order:
-//! normalisations, attention), each element within `ATOL + RTOL·|expected|`.
+//! normalisations, attention), each element within `ATOL + RTOL·|expected|`. Each sample also
+//! runs on its inputs lent as bytes ([`Model::run_values`]), which must give the same bits.
 
 use std::path::Path;
 
 use ovir::io::npy;
-use ovir::{InputKey, Model, Tensor};
+use ovir::{InputKey, Model, Tensor, Value};
 
 /// Bit-equal, except that any NaN equals any NaN (payloads are not specified).
 fn same_bits(a: &Tensor, b: &Tensor) -> bool {
@@ -132,7 +133,23 @@ fn run_sample(dir: &Path) -> Result<(), String> {
         let t = npy::read(&path, u64::MAX).map_err(|e| e.to_string())?;
         inputs.push((InputKey::Name(name), npy::for_input(t, want)));
     }
+    // The same inputs lent as bytes (read in place, or copied once by layers that need a
+    // tensor) give the same bits.
+    let bytes: Vec<Vec<u8>> = inputs.iter().map(|(_, t)| t.to_le_bytes()).collect();
+    let lent = inputs.iter().zip(&bytes).map(|((k, t), b)| {
+        let v = Value::borrowed(t.element_type(), t.shape(), b).expect("bytes of a tensor");
+        (k.clone(), v)
+    });
+    let from_lent = model
+        .run_values(lent)
+        .map_err(|e| format!("lent inputs: {e}"))?;
     let outputs = model.run(inputs).map_err(|e| e.to_string())?;
+    for (a, b) in outputs.iter().zip(&from_lent) {
+        if a.tensor.to_le_bytes() != b.tensor.to_le_bytes() || a.tensor.shape() != b.tensor.shape()
+        {
+            return Err(format!("output {}: lent inputs give other values", a.name));
+        }
+    }
     // expected/ holds what `ovir run -o` writes: one file per output, named by the output.
     let files = npy::output_file_names(outputs.iter().map(|o| o.name.as_str()));
     let present = std::fs::read_dir(dir.join("expected"))

@@ -96,7 +96,12 @@ impl Model {
     ) -> Result<Vec<Output>, Error> {
         self.runnable()?;
         let g = self.graph();
-        let bound = bind(g, inputs.into_iter().map(|(k, t)| (k, Arc::new(t))))?;
+        let bound = bind(
+            g,
+            inputs
+                .into_iter()
+                .map(|(k, t)| (k, Value::Tensor(Arc::new(t)))),
+        )?;
         execute(
             g,
             bound,
@@ -112,6 +117,29 @@ impl Model {
     pub fn run_shared<K: Into<InputKey>>(
         &self,
         inputs: impl IntoIterator<Item = (K, Arc<Tensor>)>,
+    ) -> Result<Vec<Output>, Error> {
+        self.run_values(inputs.into_iter().map(|(k, t)| (k, Value::Tensor(t))))
+    }
+
+    /// Runs the model on input values: tensors, or elements the caller lends
+    /// ([`Value::borrowed`], [`Value::from_slice`]), which are read where they lie and never
+    /// written. Elementwise layers and fused chains read a lent input in place; the first
+    /// layer that needs a tensor of it (a Convolution, a MatMul...) makes one copy, which the
+    /// input's other such readers share until the run ends.
+    ///
+    /// ```
+    /// use ovir::Value;
+    /// let model = ovir::Model::load("ir_samples/int_divide/model.xml")?;
+    /// let a = vec![7i32, 7, -7, -7, 0, 1, -1];
+    /// let b = vec![3i32, -3, 2, -2, 5, -5, 5];
+    /// let (a, b) = (Value::from_slice(&[7], &a).unwrap(), Value::from_slice(&[7], &b).unwrap());
+    /// let out = model.run_values([("a", a), ("b", b)])?;
+    /// assert_eq!(out[0].tensor.view::<i32>().unwrap().as_slice().unwrap(), &[2, -3, -4, 3, 0, -1, -1]);
+    /// # Ok::<(), ovir::Error>(())
+    /// ```
+    pub fn run_values<'a, K: Into<InputKey>>(
+        &self,
+        inputs: impl IntoIterator<Item = (K, Value<'a>)>,
     ) -> Result<Vec<Output>, Error> {
         self.runnable()?;
         let g = self.graph();
@@ -135,7 +163,7 @@ impl Model {
     ) -> Result<Vec<Output>, Error> {
         self.runnable()?;
         let g = self.graph();
-        let bound = bind(g, inputs)?;
+        let bound = bind(g, inputs.into_iter().map(|(k, t)| (k, Value::Tensor(t))))?;
         profile.start(g);
         let folded = Some(self.folded()?);
         execute(g, bound, self.memory_limit(), folded, None, Some(profile))
@@ -153,7 +181,12 @@ impl Model {
     ) -> Result<Vec<Output>, Error> {
         self.runnable()?;
         let g = self.graph();
-        let bound = bind(g, inputs.into_iter().map(|(k, t)| (k, Arc::new(t))))?;
+        let bound = bind(
+            g,
+            inputs
+                .into_iter()
+                .map(|(k, t)| (k, Value::Tensor(Arc::new(t)))),
+        )?;
         execute(
             g,
             bound,
@@ -188,17 +221,17 @@ impl Model {
 }
 
 /// Binds inputs to Parameters and checks their types and shapes (every problem at once).
-fn bind<K: Into<InputKey>>(
+fn bind<'a, K: Into<InputKey>>(
     g: &Graph,
-    inputs: impl IntoIterator<Item = (K, Arc<Tensor>)>,
-) -> Result<Vec<Arc<Tensor>>, Error> {
+    inputs: impl IntoIterator<Item = (K, Value<'a>)>,
+) -> Result<Vec<Value<'a>>, Error> {
     let n = g.inputs.len();
     let display = |i: usize| {
         g.input_names(i)
             .first()
             .map_or_else(|| format!("#{i}"), |s| s.to_string())
     };
-    let mut slots: Vec<Option<Arc<Tensor>>> = vec![None; n];
+    let mut slots: Vec<Option<Value<'a>>> = vec![None; n];
     // Inputs given but refused (wrong type or shape) are not reported as missing too.
     let mut refused = vec![false; n];
     let mut errors = Vec::new();
@@ -240,6 +273,28 @@ fn bind<K: Into<InputKey>>(
                         name: display(i),
                         expected: p.element_type,
                         got: tensor.element_type(),
+                    },
+                    at(),
+                ));
+                refused[i] = true;
+                continue;
+            }
+            // Lent bytes must hold their shape (the fields of a value are public).
+            let short = match &tensor {
+                Value::Mapped(m) if Value::borrowed(m.ty, &m.shape, m.bytes).is_none() => {
+                    Some(m.bytes.len())
+                }
+                _ => None,
+            };
+            if let Some(len) = short {
+                errors.push(Error::at(
+                    ErrorKind::InputShape {
+                        name: display(i),
+                        expected: p.shape.to_string(),
+                        got: format!(
+                            "{} but {len} bytes",
+                            crate::io::text::dims_text(tensor.shape())
+                        ),
                     },
                     at(),
                 ));
@@ -291,13 +346,11 @@ fn view<'g>(
     values: &mut Values<'g>,
     uses: &[Vec<usize>],
     budget: &Budget,
+    copy: Option<&'g Lent>,
 ) -> Option<Result<Value<'g>, Error>> {
     let n = &g.nodes[node];
     let src = n.inputs.first()?.source;
-    let at = |v: &Values<'g>| matches!(v[src.node][src.port], Some(Value::Tensor(_)));
-    if !at(values) {
-        return None;
-    }
+    values[src.node][src.port].as_ref()?;
     let shape = {
         let inputs = match args(g, node, values) {
             Ok(a) => a,
@@ -308,10 +361,27 @@ fn view<'g>(
             Err(e) => return Some(Err(eval_error(g, node, e))),
         }
     };
-    if let Some(Value::Tensor(t)) = &values[src.node][src.port]
-        && t.shape() == shape.as_slice()
-    {
-        return Some(Ok(Value::Tensor(Arc::clone(t))));
+    match &values[src.node][src.port] {
+        Some(Value::Tensor(t)) if t.shape() == shape.as_slice() => {
+            return Some(Ok(Value::Tensor(Arc::clone(t))));
+        }
+        // Bytes read in place (a lent input, a Const when constants are not folded) are the
+        // same bytes under the new shape; an op needing a tensor of them copies (once, into
+        // this layer's `copy`).
+        Some(Value::Mapped(m)) => {
+            if m.shape == shape {
+                return Some(Ok(Value::Mapped(m.clone())));
+            }
+            let fits = crate::tensor::Value::borrowed(m.ty, &shape, m.bytes).is_some();
+            return fits.then(|| {
+                Ok(Value::Mapped(Mapped {
+                    shape,
+                    copy,
+                    ..m.clone()
+                }))
+            });
+        }
+        _ => {}
     }
     let readers = n
         .inputs
@@ -339,6 +409,9 @@ fn view<'g>(
         }
     }
 }
+
+/// Where the one tensor copy of a lent value is kept ([`Mapped`]'s `copy`).
+type Lent = std::sync::OnceLock<Option<Arc<Tensor>>>;
 
 /// What [`Model::run_observed`] shows each layer output to.
 type Observer<'o> = dyn FnMut(Produced<'_>) -> Result<(), Error> + 'o;
@@ -425,7 +498,7 @@ fn as_tensor(g: &Graph, node: usize, v: &Value<'_>, budget: &Budget) -> Result<A
 
 fn execute(
     g: &Graph,
-    inputs: Vec<Arc<Tensor>>,
+    inputs: Vec<Value<'_>>,
     limit: u64,
     folded: Option<&Folded>,
     mut observe: Option<&mut Observer<'_>>,
@@ -446,6 +519,14 @@ fn execute(
     for (k, &n) in g.order.iter().enumerate() {
         pos[n] = k;
     }
+    // Per layer, the copy of a lent input (or a view of one) that ops needing a tensor read,
+    // made at the first such read: none when no input is lent and constants are folded.
+    let lent = folded.is_none() || inputs.iter().any(|v| matches!(v, Value::Mapped(_)));
+    let copies: Vec<Lent> = if lent {
+        g.nodes.iter().map(|_| Lent::new()).collect()
+    } else {
+        Vec::new()
+    };
     let mut values: Values = g
         .nodes
         .iter()
@@ -471,7 +552,19 @@ fn execute(
         limit,
         in_use: inputs.iter().map(|t| t.bytes()).sum::<u64>() + folded.map_or(0, |f| f.bytes()),
     };
-    let mut inputs: Vec<Option<Arc<Tensor>>> = inputs.into_iter().map(Some).collect();
+    let mut inputs: Vec<Option<Value<'_>>> = inputs
+        .into_iter()
+        .zip(&g.inputs)
+        .map(|(v, &n)| {
+            Some(match v {
+                Value::Mapped(m) => Value::Mapped(Mapped {
+                    copy: copies.get(n),
+                    ..m
+                }),
+                v => v,
+            })
+        })
+        .collect();
     let input_of: HashMap<usize, usize> =
         g.inputs.iter().enumerate().map(|(k, &n)| (n, k)).collect();
     let mut results: HashMap<usize, Arc<Tensor>> = HashMap::new();
@@ -501,7 +594,7 @@ fn execute(
             Role::Input(_) => Ok(input_of
                 .get(&i)
                 .and_then(|&k| inputs[k].take())
-                .map_or(Outs::None, |t| Outs::One(Value::Tensor(t)))),
+                .map_or(Outs::None, Outs::One)),
             Role::Constant(c) => const_bytes(g, i, c)
                 .map(|m| Outs::One(Value::Mapped(m)))
                 .map_err(|e| (i, e)),
@@ -525,7 +618,7 @@ fn execute(
             Role::Compute => match node
                 .op
                 .view_like()
-                .then(|| view(g, i, &mut values, &uses, &budget))
+                .then(|| view(g, i, &mut values, &uses, &budget, copies.get(i)))
                 .flatten()
             {
                 Some(v) => v.map(Outs::View).map_err(|e| (i, e)),
@@ -658,9 +751,5 @@ fn const_bytes<'g>(
         None => None,
     }
     .ok_or_else(|| fail("the Const data are not in the weights file".into()))?;
-    Ok(Mapped {
-        ty: c.element_type,
-        shape,
-        bytes,
-    })
+    Ok(Mapped::new(c.element_type, shape, bytes))
 }

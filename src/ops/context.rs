@@ -323,10 +323,15 @@ impl<'a> EvalCx<'a> {
 /// A value as a tensor: a tensor as it is, a Const's bytes copied (within `budget`). Execution
 /// and ops read values through this one function.
 pub fn tensor_of(v: &Value<'_>, budget: &Budget) -> Result<Arc<Tensor>, EvalError> {
-    if let Value::Mapped(_) = v {
-        budget
-            .check("copy of the Const", v.bytes())
-            .map_err(EvalError::Memory)?;
+    if let Value::Mapped(m) = v {
+        // A borrowed input's copy is made once, at its first read.
+        let (what, made) = match m.copy {
+            Some(kept) => ("copy of the input", kept.get().is_some()),
+            None => ("copy of the Const", false),
+        };
+        if !made {
+            budget.check(what, v.bytes()).map_err(EvalError::Memory)?;
+        }
     }
     // Packed weight types (u4, nf4, ...) stay as the Const's bytes: only Convert decodes them.
     v.to_tensor().ok_or_else(|| EvalError::UnsupportedType {

@@ -174,7 +174,7 @@ impl Op for Reshape {
 
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
         let data = cx.tensor(0)?;
-        let shape = self.shape(cx, &data)?;
+        let shape = self.shape(cx, data.shape())?;
         cx.reserve(data.element_type(), data.len())?;
         reshaped(&data, &shape).map(|t| vec![t])
     }
@@ -184,7 +184,7 @@ impl Op for Reshape {
     }
 
     fn view(&self, cx: &EvalCx<'_>) -> Option<Result<Vec<usize>, EvalError>> {
-        Some(cx.tensor(0).and_then(|data| self.shape(cx, &data)))
+        Some(self.shape(cx, cx.value(0).shape()))
     }
 
     fn moves(&self, input: usize) -> bool {
@@ -194,9 +194,9 @@ impl Op for Reshape {
 
 impl Reshape {
     /// The output's shape for `data` and the target input's value.
-    fn shape(&self, cx: &EvalCx<'_>, data: &Tensor) -> Result<Vec<usize>, EvalError> {
+    fn shape(&self, cx: &EvalCx<'_>, data: &[usize]) -> Result<Vec<usize>, EvalError> {
         let target = cx.ints(1)?;
-        let input = PartialShape::of_tensor(data.shape());
+        let input = PartialShape::of_tensor(data);
         let exact: Vec<(i64, i64)> = target.iter().map(|&v| (v, v)).collect();
         let dims =
             output_dims(input.dims(), &exact, self.special_zero).map_err(EvalError::Invalid)?;

@@ -117,13 +117,13 @@ fn output_dims(
 
 impl Squeeze {
     /// The output's shape for `data` and the axes input's value, if any.
-    fn shape(&self, cx: &EvalCx<'_>, data: &Tensor) -> Result<Vec<usize>, EvalError> {
+    fn shape(&self, cx: &EvalCx<'_>, data: &[usize]) -> Result<Vec<usize>, EvalError> {
         let axes = if cx.len() > 1 {
             Some(cx.ints(1)?)
         } else {
             None
         };
-        let dims = PartialShape::of_tensor(data.shape());
+        let dims = PartialShape::of_tensor(data);
         output_dims(
             self.unsqueeze,
             dims.dims().unwrap_or_default(),
@@ -170,7 +170,7 @@ impl Op for Squeeze {
 
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
         let data = cx.tensor(0)?;
-        let shape = self.shape(cx, &data)?;
+        let shape = self.shape(cx, data.shape())?;
         cx.reserve(data.element_type(), data.len())?;
         super::reshape::reshaped(&data, &shape).map(|t| vec![t])
     }
@@ -180,7 +180,7 @@ impl Op for Squeeze {
     }
 
     fn view(&self, cx: &EvalCx<'_>) -> Option<Result<Vec<usize>, EvalError>> {
-        Some(cx.tensor(0).and_then(|data| self.shape(cx, &data)))
+        Some(self.shape(cx, cx.value(0).shape()))
     }
 
     fn moves(&self, input: usize) -> bool {
