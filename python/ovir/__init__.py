@@ -258,15 +258,19 @@ class CompiledModel:
     def output(self, key: int | str = 0) -> Port:
         return _port(self.model.outputs, key, "output")
 
-    def __call__(self, inputs: Any = None, *args, **kwargs) -> Results:
+    def __call__(self, inputs: Any = None, share_inputs: bool = True, *args, **kwargs) -> Results:
+        """Runs the model. With ``share_inputs`` (the default, as in OpenVINO), arrays of the
+        input's dtype are read in place; other OpenVINO arguments are accepted and ignored."""
         if isinstance(inputs, Mapping):
             ports = self.model.inputs
             inputs = {(_position(ports, k) if isinstance(k, Port) else k): v for k, v in inputs.items()}
         elif inputs is not None and not isinstance(inputs, (list, tuple)):
             inputs = [inputs]  # OpenVINO takes a lone array for a one-input model
-        return Results(self.model.run(inputs), self.model.outputs)
+        return Results(self.model.run(inputs, share_inputs=bool(share_inputs)), self.model.outputs)
 
-    infer_new_request = __call__
+    def infer_new_request(self, inputs: Any = None) -> Results:
+        """Runs the model on a copy of the inputs (OpenVINO's new request does not share them)."""
+        return self(inputs, share_inputs=False)
 
     def __repr__(self) -> str:
         return f"CompiledModel({self.model.path!r})"

@@ -17,7 +17,7 @@ use ovir::dtype::ElementType;
 use ovir::io::compare::{self as cmp, Entry, Report, Tolerance};
 use ovir::report::{check_text, render};
 use ovir::shape::PartialShape;
-use ovir::{CheckOptions, InputKey, LoadOptions, Severity, Tensor};
+use ovir::{CheckOptions, InputKey, LoadOptions, Severity, Tensor, Value};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -213,6 +213,9 @@ struct Model {
     /// Each input's names (as it binds by them) and element type (lists take it; float32
     /// arrays feed bf16 inputs).
     input_types: Vec<(Vec<String>, Option<ElementType>)>,
+    /// The key of each output in `run`'s dict, made once: its name, or for a name an earlier
+    /// output has, the file name `ovir run -o` gives it (`zero`, `zero_1`).
+    output_keys: Vec<Py<PyString>>,
 }
 
 #[pymethods]
@@ -243,7 +246,24 @@ impl Model {
                 (names, info.inputs.get(i).and_then(|t| t.element_type))
             })
             .collect();
+        let names: Vec<&str> = (0..g.outputs.len()).map(|k| g.output_name(k)).collect();
+        let files = ovir::io::npy::output_file_names(names.iter().copied());
+        let mut seen = std::collections::HashSet::new();
+        let output_keys = names
+            .iter()
+            .zip(&files)
+            .map(|(&name, file)| {
+                let key = if seen.contains(name) {
+                    file.strip_suffix(".npy").unwrap_or(file)
+                } else {
+                    name
+                };
+                seen.insert(key);
+                PyString::new(py, key).unbind()
+            })
+            .collect();
         Ok(Model {
+            output_keys,
             inner,
             path: path.display().to_string(),
             inputs: info.inputs.iter().map(port).collect(),
@@ -279,48 +299,42 @@ impl Model {
 
     /// Runs the model: `inputs` is a dict of input name (any tensor name of the input, or its
     /// layer name) or position -> array, or a list of arrays by position. Returns a dict of
-    /// output name -> numpy array.
-    #[pyo3(signature = (inputs = None))]
+    /// output name -> numpy array. With `share_inputs` (the default), C-contiguous arrays of
+    /// the input's dtype are read in place, not copied: do not write to them from another
+    /// thread until the call returns.
+    #[pyo3(signature = (inputs = None, *, share_inputs = true))]
     fn run<'py>(
         &self,
         py: Python<'py>,
         inputs: Option<&Bound<'py, PyAny>>,
+        share_inputs: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let bound = self.bind(py, inputs)?;
+        let prepared = self.bind(py, inputs, share_inputs)?;
+        let values: Vec<(InputKey, Value<'_>)> = prepared
+            .iter()
+            .map(|(k, p)| Ok((k.clone(), p.value()?)))
+            .collect::<PyResult<_>>()?;
         let outputs = py
-            .detach(|| self.inner.run(bound))
+            .detach(|| self.inner.run_values(values))
             .map_err(|e| raise(py, &e))?;
+        // The lent arrays were held until the run ended.
+        drop(prepared);
         let dict = PyDict::new(py);
-        // A name two outputs share: the later ones are keyed by the file name `ovir run -o`
-        // gives them (`zero`, `zero_1`).
-        let files = {
-            let mut names: Vec<&str> = outputs.iter().map(|o| o.name.as_str()).collect();
-            names.sort_unstable();
-            names
-                .windows(2)
-                .any(|w| w[0] == w[1])
-                .then(|| ovir::io::npy::output_file_names(outputs.iter().map(|o| o.name.as_str())))
-        };
-        for (i, o) in outputs.into_iter().enumerate() {
-            let name = PyString::new(py, &o.name);
-            let array = to_numpy(py, o.tensor)?;
-            match files.as_ref().map(|f| &f[i]) {
-                Some(file) if dict.contains(&name)? => {
-                    dict.set_item(file.strip_suffix(".npy").unwrap_or(file), array)?
-                }
-                _ => dict.set_item(name, array)?,
-            }
+        // Outputs come in the model's output order, which the keys follow.
+        for (key, o) in self.output_keys.iter().zip(outputs) {
+            dict.set_item(key.bind(py), to_numpy(py, o.tensor)?)?;
         }
         Ok(dict)
     }
 
-    #[pyo3(signature = (inputs = None))]
+    #[pyo3(signature = (inputs = None, *, share_inputs = true))]
     fn __call__<'py>(
         &self,
         py: Python<'py>,
         inputs: Option<&Bound<'py, PyAny>>,
+        share_inputs: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        self.run(py, inputs)
+        self.run(py, inputs, share_inputs)
     }
 
     fn __repr__(&self) -> String {
@@ -347,11 +361,12 @@ impl Model {
         }
     }
 
-    fn bind(
+    fn bind<'py>(
         &self,
-        py: Python<'_>,
-        inputs: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Vec<(InputKey, Tensor)>> {
+        py: Python<'py>,
+        inputs: Option<&Bound<'py, PyAny>>,
+        share: bool,
+    ) -> PyResult<Vec<(InputKey, Prepared<'py>)>> {
         let Some(inputs) = inputs.filter(|i| !i.is_none()) else {
             return Ok(Vec::new());
         };
@@ -369,13 +384,13 @@ impl Model {
                     )));
                 };
                 let want = self.want(&key);
-                bound.push((key, to_tensor(py, &v, want)?));
+                bound.push((key, prepare(py, &v, want, share)?));
             }
         } else if inputs.is_instance_of::<PyList>() || inputs.is_instance_of::<PyTuple>() {
             for (i, v) in inputs.try_iter()?.enumerate() {
                 let key = InputKey::Index(i);
                 let want = self.want(&key);
-                bound.push((key, to_tensor(py, &v?, want)?));
+                bound.push((key, prepare(py, &v?, want, share)?));
             }
         } else {
             return Err(PyTypeError::new_err(
@@ -384,6 +399,80 @@ impl Model {
         }
         Ok(bound)
     }
+}
+
+/// An input as the run reads it: an array lent in place (held until the run ends), or a
+/// tensor of its elements.
+enum Prepared<'py> {
+    Lent(Bound<'py, PyUntypedArray>, ElementType),
+    Owned(Arc<Tensor>),
+}
+
+impl Prepared<'_> {
+    /// The value the run reads, borrowing a lent array's bytes for as long as `self` lives.
+    fn value(&self) -> PyResult<Value<'_>> {
+        match self {
+            Prepared::Owned(t) => Ok(Value::Tensor(Arc::clone(t))),
+            Prepared::Lent(a, ty) => {
+                let n = a.len() * a.dtype().itemsize();
+                let bytes: &[u8] = if n == 0 {
+                    &[]
+                } else {
+                    // SAFETY: `a` is a numpy array (its object has numpy's stable layout,
+                    // whose `data` field is what `PyArray::data` reads) and C-contiguous
+                    // (checked by `prepare`), so its data pointer starts its `n` bytes, which stay allocated while `self` holds a reference
+                    // to the array. They are only read; a concurrent writer in another thread
+                    // is the caller's to avoid (documented on `run`), as with any array read
+                    // without the GIL.
+                    unsafe {
+                        let data = (*a.as_array_ptr()).fields.data;
+                        std::slice::from_raw_parts(data as *const u8, n)
+                    }
+                };
+                // The bytes hold the shape: `prepare` lends only arrays of the type's dtype.
+                Value::borrowed(*ty, a.shape(), bytes)
+                    .ok_or_else(|| PyValueError::new_err("internal: a lent array's size"))
+            }
+        }
+    }
+}
+
+/// An input value ready for a run: with `share`, an array (or what numpy makes of a list) that
+/// is C-contiguous, of the native byte order and of the input's element type is lent, read in
+/// place; anything else becomes a tensor (the array's own element type, for the run to check).
+fn prepare<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+    want: Option<ElementType>,
+    share: bool,
+) -> PyResult<Prepared<'py>> {
+    if !share || cfg!(target_endian = "big") {
+        return Ok(Prepared::Owned(Arc::new(to_tensor(py, value, want)?)));
+    }
+    let a = contiguous(py, value, want.and_then(numpy_dtype))?;
+    let lent = element_type_of(py, &a)
+        .filter(|&t| t != ElementType::Bf16 && want.is_none_or(|w| w == t) && a.is_c_contiguous());
+    Ok(match lent {
+        Some(t) => Prepared::Lent(a, t),
+        None => Prepared::Owned(Arc::new(to_tensor(py, a.as_any(), want)?)),
+    })
+}
+
+/// The element type of an array's dtype, when it is one ovir holds in the native byte order.
+fn element_type_of(py: Python<'_>, a: &Bound<'_, PyUntypedArray>) -> Option<ElementType> {
+    let dtype = a.dtype();
+    macro_rules! find {
+        ($($t:ty => $e:ident),*) => {
+            $(if dtype.is_equiv_to(&<$t as NpElement>::get_dtype(py)) {
+                return Some(ElementType::$e);
+            })*
+        };
+    }
+    find!(
+        f32 => F32, f64 => F64, half::f16 => F16, i8 => I8, i16 => I16, i32 => I32,
+        i64 => I64, u8 => U8, u16 => U16, u32 => U32, u64 => U64, bool => Boolean
+    );
+    None
 }
 
 /// A C-contiguous numpy array of `value`: an array as it is when it already is one, else

@@ -53,9 +53,13 @@ def same_bytes(got: np.ndarray, want: np.ndarray) -> bool:
 def test_sample_matches_cli(d: pathlib.Path, tmp_path: pathlib.Path) -> None:
     model = ovir.Model(d / "model.xml")
     inputs = load_npy_dir(d / "inputs")
-    out = model.run(inputs)
+    before = {k: v.copy() for k, v in inputs.items()}
     cli("run", d / "model.xml", "--inputs", d / "inputs", "-o", tmp_path)
-    assert_same_as_cli_files(out, tmp_path)
+    # Inputs read in place (the default) and copied give the same bytes, and the arrays read
+    # in place are left as they were.
+    assert_same_as_cli_files(model.run(inputs), tmp_path)
+    assert all(same_bytes(inputs[k], before[k]) for k in inputs)
+    assert_same_as_cli_files(model.run(inputs, share_inputs=False), tmp_path)
 
 
 def assert_same_as_cli_files(out: dict, outdir: pathlib.Path) -> None:
@@ -96,6 +100,7 @@ def test_real_block_matches_cli(xml: pathlib.Path, tmp_path: pathlib.Path) -> No
         return
     out = model.run(inputs)
     assert_same_as_cli_files(out, out_dir)
+    assert_same_as_cli_files(model.run(inputs, share_inputs=False), out_dir)
 
 
 def concrete(shape: str):
@@ -220,11 +225,14 @@ def test_odd_arrays_read_safely() -> None:
     m = ovir.Model(INT_DIVIDE)
     want = m.run(int_inputs())
     big = {k: v.astype(">i4") for k, v in int_inputs().items()}
-    assert_outputs_close(m.run(big), want)
     raw = np.zeros(7 * 4 + 1, np.uint8)
     unaligned = raw[1:].view(np.int32)
     unaligned[:] = int_inputs()["a"]
-    assert_outputs_close(m.run({"a": unaligned, "b": int_inputs()["b"]}), want)
+    readonly = int_inputs()["b"]
+    readonly.flags.writeable = False
+    for share in (True, False):
+        assert_outputs_close(m.run(big, share_inputs=share), want)
+        assert_outputs_close(m.run({"a": unaligned, "b": readonly}, share_inputs=share), want)
     # A bool array whose bytes are not 0/1 (a view of uint8) reads as numpy reads it.
     logical = SAMPLES / "ops" / "bitwisenot_boolean" / "model.xml"
     lm = ovir.Model(logical)
@@ -233,6 +241,7 @@ def test_odd_arrays_read_safely() -> None:
     odd = (np.arange(n) % 3).astype(np.uint8).view(np.bool_).reshape(shape)
     got = lm.run([odd])
     assert_outputs_close(got, lm.run([odd.view(np.uint8) != 0]))
+    assert_outputs_close(got, lm.run([odd], share_inputs=False))
     assert not got[next(iter(got))].reshape(-1)[1]
 
 
@@ -327,6 +336,9 @@ def test_compile_model_like_openvino() -> None:
         res[2]
     res2 = compiled.infer_new_request({compiled.input(0): int_inputs()["a"], "b": int_inputs()["b"]})
     assert_outputs_close(res2, res)
+    # OpenVINO's arguments: share_inputs (by keyword or position) and share_outputs.
+    assert_outputs_close(compiled(int_inputs(), False, share_outputs=True), res)
+    assert_outputs_close(compiled(int_inputs(), share_inputs=False), res)
     assert compiled.output(0) == compiled.outputs[0] != compiled.outputs[1]
     assert len({compiled.output(0), compiled.outputs[0]}) == 1
     # Two outputs of one name are told apart by their ports.
