@@ -7,13 +7,43 @@ use ndarray::{ArrayD, IxDyn};
 use ovir::half::f16;
 use ovir::{LoadOptions, Model, Tensor, Value};
 
+/// A port of `dims` and precision `ty` (`FP32`, `I64`...).
+fn port(id: usize, dims: &[usize], ty: &str) -> String {
+    let d: String = dims.iter().map(|d| format!("<dim>{d}</dim>")).collect();
+    format!("<port id=\"{id}\" precision=\"{ty}\">{d}</port>")
+}
+
+/// The model of `layers` joined by `edges` (from layer, port, to layer, port), with the Consts'
+/// i64 values in its weights.
+fn net(
+    name: &str,
+    layers: &[String],
+    edges: &[(usize, usize, usize, usize)],
+    weights: &[i64],
+) -> Model {
+    let edges: String = edges
+        .iter()
+        .map(|(a, b, c, d)| {
+            format!("<edge from-layer=\"{a}\" from-port=\"{b}\" to-layer=\"{c}\" to-port=\"{d}\"/>")
+        })
+        .collect();
+    let xml = format!(
+        "<?xml version=\"1.0\"?>\n<net name=\"{name}\" version=\"11\"><layers>{}</layers><edges>{edges}</edges></net>\n",
+        layers.concat()
+    );
+    let bin: Vec<u8> = weights.iter().flat_map(|v| v.to_le_bytes()).collect();
+    Model::from_bytes(
+        format!("{name}.xml"),
+        xml.as_bytes(),
+        Some(bin),
+        &LoadOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// `x` [n] → Relu → Reshape [n/4, 4] → Unsqueeze [0] → Squeeze [0] → Identity → Result; the
 /// Reshape target and the axes are Consts in the weights.
 fn model(n: usize) -> Model {
-    let port = |id: usize, dims: &[usize], ty: &str| {
-        let d: String = dims.iter().map(|d| format!("<dim>{d}</dim>")).collect();
-        format!("<port id=\"{id}\" precision=\"{ty}\">{d}</port>")
-    };
     let (q, rows) = ([n], [n / 4, 4]);
     let wide = [1, n / 4, 4];
     let layers = [
@@ -73,27 +103,7 @@ fn model(n: usize) -> Model {
         (6, 2, 7, 0),
         (7, 1, 8, 0),
     ];
-    let edges: String = edges
-        .iter()
-        .map(|(a, b, c, d)| {
-            format!("<edge from-layer=\"{a}\" from-port=\"{b}\" to-layer=\"{c}\" to-port=\"{d}\"/>")
-        })
-        .collect();
-    let xml = format!(
-        "<?xml version=\"1.0\"?>\n<net name=\"views\" version=\"11\"><layers>{}</layers><edges>{edges}</edges></net>\n",
-        layers.concat()
-    );
-    let mut bin = Vec::new();
-    for v in [(n / 4) as i64, 4, 0] {
-        bin.extend_from_slice(&v.to_le_bytes());
-    }
-    Model::from_bytes(
-        "views.xml",
-        xml.as_bytes(),
-        Some(bin),
-        &LoadOptions::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"))
+    net("views", &layers, &edges, &[(n / 4) as i64, 4, 0])
 }
 
 #[test]
@@ -160,10 +170,6 @@ fn a_view_of_a_tensor_still_read_elsewhere_is_a_copy() {
 /// `x` f32 [n] → Reshape [n/4, 4] → Convert to f16 → Result: the view comes first, on the input
 /// itself, and the Convert cannot write over its input (its output is half the size).
 fn view_first(n: usize) -> Model {
-    let port = |id: usize, dims: &[usize], ty: &str| {
-        let d: String = dims.iter().map(|d| format!("<dim>{d}</dim>")).collect();
-        format!("<port id=\"{id}\" precision=\"{ty}\">{d}</port>")
-    };
     let rows = [n / 4, 4];
     let layers = [
         format!(
@@ -190,27 +196,8 @@ fn view_first(n: usize) -> Model {
             port(0, &rows, "FP16")
         ),
     ];
-    let edges: String = [(0, 0, 2, 0), (1, 0, 2, 1), (2, 2, 3, 0), (3, 1, 4, 0)]
-        .iter()
-        .map(|(a, b, c, d)| {
-            format!("<edge from-layer=\"{a}\" from-port=\"{b}\" to-layer=\"{c}\" to-port=\"{d}\"/>")
-        })
-        .collect();
-    let xml = format!(
-        "<?xml version=\"1.0\"?>\n<net name=\"view_first\" version=\"11\"><layers>{}</layers><edges>{edges}</edges></net>\n",
-        layers.concat()
-    );
-    let bin: Vec<u8> = [(n / 4) as i64, 4]
-        .iter()
-        .flat_map(|v| v.to_le_bytes())
-        .collect();
-    Model::from_bytes(
-        "view_first.xml",
-        xml.as_bytes(),
-        Some(bin),
-        &LoadOptions::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"))
+    let edges = [(0, 0, 2, 0), (1, 0, 2, 1), (2, 2, 3, 0), (3, 1, 4, 0)];
+    net("view_first", &layers, &edges, &[(n / 4) as i64, 4])
 }
 
 /// Counts the bytes the process allocates, for [`lent_inputs_are_read_in_place`] (kernels may
