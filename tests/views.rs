@@ -269,6 +269,61 @@ fn lent_inputs_are_read_in_place() {
     assert_eq!(out[0].tensor.view::<f16>().unwrap(), got);
 }
 
+/// A Transpose reads a lent input in place too: `x` [n] → Reshape [n/4, 4] → Transpose [4, n/4]
+/// allocates the Transpose's output and no copy of the input.
+#[test]
+fn transposes_read_lent_inputs_in_place() {
+    let _serial = serial();
+    let n = 1 << 16;
+    let (rows, cols) = ([n / 4, 4], [4, n / 4]);
+    let layers = [
+        format!(
+            "<layer id=\"0\" name=\"x\" type=\"Parameter\" version=\"opset1\"><data shape=\"{n}\" element_type=\"f32\"/><output>{}</output></layer>",
+            port(0, &[n], "FP32")
+        ),
+        format!(
+            "<layer id=\"1\" name=\"target\" type=\"Const\" version=\"opset1\"><data element_type=\"i64\" shape=\"2\" offset=\"0\" size=\"16\"/><output>{}</output></layer>",
+            port(0, &[2], "I64")
+        ),
+        format!(
+            "<layer id=\"2\" name=\"reshape\" type=\"Reshape\" version=\"opset1\"><data special_zero=\"false\"/><input>{}{}</input><output>{}</output></layer>",
+            port(0, &[n], "FP32"),
+            port(1, &[2], "I64"),
+            port(2, &rows, "FP32")
+        ),
+        format!(
+            "<layer id=\"3\" name=\"perm\" type=\"Const\" version=\"opset1\"><data element_type=\"i64\" shape=\"2\" offset=\"16\" size=\"16\"/><output>{}</output></layer>",
+            port(0, &[2], "I64")
+        ),
+        format!(
+            "<layer id=\"4\" name=\"t\" type=\"Transpose\" version=\"opset1\"><input>{}{}</input><output>{}</output></layer>",
+            port(0, &rows, "FP32"),
+            port(1, &[2], "I64"),
+            port(2, &cols, "FP32")
+        ),
+        format!(
+            "<layer id=\"5\" name=\"out\" type=\"Result\" version=\"opset1\"><input>{}</input></layer>",
+            port(0, &cols, "FP32")
+        ),
+    ];
+    let edges = [
+        (0, 0, 2, 0),
+        (1, 0, 2, 1),
+        (2, 2, 4, 0),
+        (3, 0, 4, 1),
+        (4, 2, 5, 0),
+    ];
+    let m = net("transpose", &layers, &edges, &[(n / 4) as i64, 4, 1, 0]);
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let lent = [("x", Value::from_slice(&[n], &x[..]).unwrap())];
+    let (out, bytes) = allocated(|| m.run_values(lent).unwrap_or_else(|e| panic!("{e}")));
+    assert!(bytes < n * 4 + n, "{bytes} bytes allocated");
+    let got = out[0].tensor.view::<f32>().unwrap();
+    assert_eq!(got.shape(), cols);
+    // Element [c, r] is x[r * 4 + c].
+    assert!((0..4).all(|c| (0..n / 4).all(|r| got[[c, r]] == x[r * 4 + c])));
+}
+
 /// Bytes at any address are read right: an input lent from an odd offset (unaligned for f32)
 /// gives the bits an aligned one gives, through the view and the Convert reading in place.
 #[test]

@@ -108,10 +108,23 @@ impl Op for Transpose {
     }
 
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
-        let data = cx.tensor(0)?;
-        let perm = permutation(&cx.ints(1)?, data.shape().len()).map_err(EvalError::Invalid)?;
+        // Read in place: a tensor, or bytes (a lent input, a Const's).
+        let data = cx.value(0);
+        let shape = data.shape();
+        let perm = permutation(&cx.ints(1)?, shape.len()).map_err(EvalError::Invalid)?;
         cx.reserve(data.element_type(), data.len())?;
-        transposed(&data, &perm).map(|t| vec![t])
+        let out: Vec<usize> = perm.iter().map(|&k| shape[k]).collect();
+        let moved = crate::dispatch!(any: data.element_type(), T => {
+            crate::ops::kernel::value_data::<T>(data).and_then(|d| permuted(&d, shape, &perm, &out))
+        }, _ => None);
+        match moved {
+            Some(t) => Ok(vec![t]),
+            // Types no tensor holds (a packed Const): the error reading one as a tensor gives.
+            None => cx
+                .tensor(0)
+                .and_then(|t| transposed(&t, &perm))
+                .map(|t| vec![t]),
+        }
     }
 
     fn moves(&self, input: usize) -> bool {
@@ -134,20 +147,23 @@ pub fn transposed_as(t: &Tensor, shape: &[usize], perm: &[usize]) -> Result<Tens
         return Err(EvalError::Internal("a transpose of another shape"));
     }
     let out: Vec<usize> = perm.iter().map(|&k| shape[k]).collect();
-    fn go<T: Element>(
-        t: &Tensor,
-        shape: &[usize],
-        perm: &[usize],
-        out: &[usize],
-    ) -> Option<Tensor> {
-        let data = crate::ops::kernel::contiguous::<T>(t)?;
-        let moved = permute(&data, shape, perm);
-        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(out), moved)
-            .ok()
-            .map(T::wrap)
-    }
-    crate::dispatch!(any: t.element_type(), T => go::<T>(t, shape, perm, &out), _ => None)
-        .ok_or(EvalError::Internal("a transpose of its own shape"))
+    crate::dispatch!(any: t.element_type(), T => {
+        crate::ops::kernel::contiguous::<T>(t).and_then(|d| permuted(&d, shape, perm, &out))
+    }, _ => None)
+    .ok_or(EvalError::Internal("a transpose of its own shape"))
+}
+
+/// Row-major `data` of `shape` with its dims reordered by `perm`, as a tensor of shape `out`.
+fn permuted<T: Element>(
+    data: &[T],
+    shape: &[usize],
+    perm: &[usize],
+    out: &[usize],
+) -> Option<Tensor> {
+    let moved = permute(data, shape, perm);
+    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(out), moved)
+        .ok()
+        .map(T::wrap)
 }
 
 /// Dims of the input after merging, in input order (`size`), and the output's order of them.
