@@ -420,10 +420,10 @@ impl Prepared<'_> {
                 } else {
                     // SAFETY: `a` is a numpy array (its object has numpy's stable layout,
                     // whose `data` field is what `PyArray::data` reads) and C-contiguous
-                    // (checked by `prepare`), so its data pointer starts its `n` bytes, which stay allocated while `self` holds a reference
-                    // to the array. They are only read; a concurrent writer in another thread
-                    // is the caller's to avoid (documented on `run`), as with any array read
-                    // without the GIL.
+                    // (checked by `prepare`), so its data pointer starts its `n` bytes, which
+                    // stay allocated while `self` holds a reference to the array. They are
+                    // only read; a concurrent writer in another thread is the caller's to
+                    // avoid (documented on `run`), as with any array read without the GIL.
                     unsafe {
                         let data = (*a.as_array_ptr()).fields.data;
                         std::slice::from_raw_parts(data as *const u8, n)
