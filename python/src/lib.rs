@@ -10,8 +10,7 @@ use std::sync::Arc;
 
 use ndarray::{ArrayD, IxDyn};
 use numpy::{
-    Element as NpElement, PyArray, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray,
-    PyUntypedArrayMethods,
+    Element as NpElement, PyArray, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods,
 };
 use ovir::dtype::ElementType;
 use ovir::io::compare::{self as cmp, Entry, Report, Tolerance};
@@ -414,27 +413,34 @@ impl Prepared<'_> {
         match self {
             Prepared::Owned(t) => Ok(Value::Tensor(Arc::clone(t))),
             Prepared::Lent(a, ty) => {
-                let n = a.len() * a.dtype().itemsize();
-                let bytes: &[u8] = if n == 0 {
-                    &[]
-                } else {
-                    // SAFETY: `a` is a numpy array (its object has numpy's stable layout,
-                    // whose `data` field is what `PyArray::data` reads) and C-contiguous
-                    // (checked by `prepare`), so its data pointer starts its `n` bytes, which
-                    // stay allocated while `self` holds a reference to the array. They are
-                    // only read; a concurrent writer in another thread is the caller's to
-                    // avoid (documented on `run`), as with any array read without the GIL.
-                    unsafe {
-                        let data = (*a.as_array_ptr()).fields.data;
-                        std::slice::from_raw_parts(data as *const u8, n)
-                    }
-                };
                 // The bytes hold the shape: `prepare` lends only arrays of the type's dtype.
-                Value::borrowed(*ty, a.shape(), bytes)
+                Value::borrowed(*ty, a.shape(), array_bytes(a)?)
                     .ok_or_else(|| PyValueError::new_err("internal: a lent array's size"))
             }
         }
     }
+}
+
+/// The bytes of a C-contiguous array, borrowed for as long as `a` holds the array. They are
+/// only read; a concurrent writer in another thread (the GIL is released during runs) is the
+/// caller's to avoid (documented on `run`), as with any array read without the GIL.
+fn array_bytes<'a>(a: &'a Bound<'_, PyUntypedArray>) -> PyResult<&'a [u8]> {
+    if !a.is_c_contiguous() {
+        return Err(PyValueError::new_err(
+            "internal: array read with the wrong layout",
+        ));
+    }
+    let n = a.len() * a.dtype().itemsize();
+    if n == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: `a` is a numpy array (its object has numpy's stable layout, whose `data` field
+    // is what `PyArray::data` reads) and C-contiguous, so its data pointer starts its `n`
+    // bytes, which stay allocated while `a` holds a reference to the array.
+    Ok(unsafe {
+        let data = (*a.as_array_ptr()).fields.data;
+        std::slice::from_raw_parts(data as *const u8, n)
+    })
 }
 
 /// An input value ready for a run: with `share`, an array (or what numpy makes of a list) that
@@ -450,8 +456,7 @@ fn prepare<'py>(
         return Ok(Prepared::Owned(Arc::new(to_tensor(py, value, want)?)));
     }
     let a = contiguous(py, value, want.and_then(numpy_dtype))?;
-    let lent = element_type_of(py, &a)
-        .filter(|&t| t != ElementType::Bf16 && want.is_none_or(|w| w == t) && a.is_c_contiguous());
+    let lent = element_type_of(py, &a).filter(|&t| want.is_none_or(|w| w == t));
     Ok(match lent {
         Some(t) => Prepared::Lent(a, t),
         None => Prepared::Owned(Arc::new(to_tensor(py, a.as_any(), want)?)),
@@ -501,36 +506,22 @@ fn to_tensor(
     want: Option<ElementType>,
 ) -> PyResult<Tensor> {
     let a = contiguous(py, value, want.and_then(numpy_dtype))?;
-    let dtype = a.dtype();
-    macro_rules! try_types {
-        ($($t:ty => $read:expr),*) => {
-            $(
-                if dtype.is_equiv_to(&<$t as NpElement>::get_dtype(py)) {
-                    let data: Vec<$t> = $read;
-                    let t: Tensor = ArrayD::from_shape_vec(IxDyn(a.shape()), data)
-                        .map_err(|e| PyValueError::new_err(format!("array shape: {e}")))?
-                        .into();
-                    return Ok(ovir::io::npy::for_input(t, want));
-                }
-            )*
+    if let Some(t) = element_type_of(py, &a) {
+        let bytes = array_bytes(&a)?;
+        let t: Tensor = match t {
+            // Read as bytes: a numpy bool array can hold any byte (a view of uint8), which is
+            // not a valid Rust bool; any nonzero byte is true, as numpy reads it.
+            ElementType::Boolean => shaped(
+                &a,
+                copy_out::<u8>(bytes).into_iter().map(|b| b != 0).collect(),
+            )?,
+            _ => ovir::dispatch!(numeric: t, T => shaped(&a, copy_out::<T>(bytes))?, _ => {
+                return Err(PyValueError::new_err("internal: an array's element type"));
+            }),
         };
+        return Ok(ovir::io::npy::for_input(t, want));
     }
-    try_types!(
-        f32 => copy_out::<f32, f32>(&a)?,
-        f64 => copy_out::<f64, f64>(&a)?,
-        half::f16 => copy_out::<half::f16, half::f16>(&a)?,
-        i8 => copy_out::<i8, i8>(&a)?,
-        i16 => copy_out::<i16, i16>(&a)?,
-        i32 => copy_out::<i32, i32>(&a)?,
-        i64 => copy_out::<i64, i64>(&a)?,
-        u8 => copy_out::<u8, u8>(&a)?,
-        u16 => copy_out::<u16, u16>(&a)?,
-        u32 => copy_out::<u32, u32>(&a)?,
-        u64 => copy_out::<u64, u64>(&a)?,
-        // Read as bytes: a numpy bool array can hold any byte (a view of uint8), which is
-        // not a valid Rust bool; any nonzero byte is true, as numpy reads it.
-        bool => copy_out::<bool, u8>(&a)?.into_iter().map(|b| b != 0).collect()
-    );
+    let dtype = a.dtype();
     // The same types in the other byte order: converted (the only copy numpy makes here).
     if !dtype.getattr("isnative")?.extract::<bool>()? {
         let native = dtype.call_method1("newbyteorder", ("=",))?;
@@ -544,34 +535,29 @@ fn to_tensor(
     )))
 }
 
-/// The elements of a C-contiguous array of dtype `T` (checked by the caller), copied out byte
-/// for byte as `U`s of the same size: numpy does not promise alignment, and every `U` read
-/// here (floats, integers, bytes) is valid for any bits. The GIL is held from the checks to
-/// the copy, so the array cannot change or go away under it (numpy's own copies rely on the
-/// same).
-fn copy_out<T: NpElement, U: Copy>(a: &Bound<'_, PyUntypedArray>) -> PyResult<Vec<U>> {
-    let a = a.cast::<PyArrayDyn<T>>()?;
-    let n = a.len();
-    let bytes = n * std::mem::size_of::<U>();
-    if std::mem::size_of::<T>() != std::mem::size_of::<U>() || !a.is_c_contiguous() {
-        return Err(PyValueError::new_err(
-            "internal: array read with the wrong layout",
-        ));
-    }
+/// The tensor of `data` under `a`'s shape.
+fn shaped<T: ovir::Element>(a: &Bound<'_, PyUntypedArray>, data: Vec<T>) -> PyResult<Tensor> {
+    Ok(ArrayD::from_shape_vec(IxDyn(a.shape()), data)
+        .map_err(|e| PyValueError::new_err(format!("array shape: {e}")))?
+        .into())
+}
+
+/// The elements of an array's bytes in the host's order, copied out byte for byte as `U`s:
+/// numpy does not promise alignment. Only for `U` valid for any bits (floats, integers, bytes).
+fn copy_out<U: Copy>(bytes: &[u8]) -> Vec<U> {
+    let n = bytes.len() / std::mem::size_of::<U>();
     let mut out: Vec<U> = Vec::with_capacity(n);
-    if bytes > 0 {
-        // SAFETY: `a` is C-contiguous, so its data pointer starts `n` elements of
-        // `size_of::<U>()` bytes; `out` has room for `n` `U`s, and any bits are a valid `U`.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                a.data() as *const u8,
-                out.as_mut_ptr() as *mut u8,
-                bytes,
-            );
-            out.set_len(n);
-        }
+    // SAFETY: `out` has room for `n` `U`s, which `n * size_of::<U>()` bytes of `bytes` fill,
+    // and any bits are a valid `U`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            bytes.as_ptr(),
+            out.as_mut_ptr() as *mut u8,
+            n * std::mem::size_of::<U>(),
+        );
+        out.set_len(n);
     }
-    Ok(out)
+    out
 }
 
 /// The numpy dtype that holds an element type (bf16: float32).
