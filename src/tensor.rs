@@ -424,6 +424,12 @@ impl<'w> Mapped<'w> {
             copy: None,
         }
     }
+
+    /// Whether the bytes are exactly `shape`'s elements, of a type a tensor holds (what a lent
+    /// value must be; a view under `shape` too).
+    pub fn holds(&self, shape: &[usize]) -> bool {
+        TypeSet::ANY.contains(self.ty) && byte_count(self.ty, shape) == self.bytes.len() as u64
+    }
 }
 
 impl<'w> Value<'w> {
@@ -432,10 +438,8 @@ impl<'w> Value<'w> {
     /// type a tensor holds and `bytes` is exactly that many elements. The bytes are only read;
     /// ops that need a tensor read one copy (see [`Model::run_values`](crate::Model::run_values)).
     pub fn borrowed(ty: ElementType, shape: &[usize], bytes: &'w [u8]) -> Option<Value<'w>> {
-        if !TypeSet::ANY.contains(ty) || byte_count(ty, shape) != bytes.len() as u64 {
-            return None;
-        }
-        Some(Value::Mapped(Mapped::new(ty, shape.to_vec(), bytes)))
+        let m = Mapped::new(ty, shape.to_vec(), bytes);
+        m.holds(shape).then_some(Value::Mapped(m))
     }
 
     /// An input read in place from a row-major slice under `shape` (`None` if the counts

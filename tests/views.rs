@@ -167,11 +167,11 @@ fn a_view_of_a_tensor_still_read_elsewhere_is_a_copy() {
     assert_eq!(got, x.iter().map(|&v| v.max(0.0)).collect::<Vec<_>>());
 }
 
-/// `x` f32 [n] → Reshape [n/4, 4] → Convert to f16 → Result: the view comes first, on the input
-/// itself, and the Convert cannot write over its input (its output is half the size).
-fn view_first(n: usize) -> Model {
+/// Layers 0–2 of the models of lent inputs: `x` f32 [n] → Reshape [n/4, 4] (layer 2, port 2),
+/// the target a Const at offset 0 of the weights.
+fn reshaped_input(n: usize) -> String {
     let rows = [n / 4, 4];
-    let layers = [
+    [
         format!(
             "<layer id=\"0\" name=\"x\" type=\"Parameter\" version=\"opset1\"><data shape=\"{n}\" element_type=\"f32\"/><output>{}</output></layer>",
             port(0, &[n], "FP32")
@@ -186,6 +186,16 @@ fn view_first(n: usize) -> Model {
             port(1, &[2], "I64"),
             port(2, &rows, "FP32")
         ),
+    ]
+    .concat()
+}
+
+/// `x` f32 [n] → Reshape [n/4, 4] → Convert to f16 → Result: the view comes first, on the input
+/// itself, and the Convert cannot write over its input (its output is half the size).
+fn view_first(n: usize) -> Model {
+    let rows = [n / 4, 4];
+    let layers = [
+        reshaped_input(n),
         format!(
             "<layer id=\"3\" name=\"half\" type=\"Convert\" version=\"opset1\"><data destination_type=\"f16\"/><input>{}</input><output>{}</output></layer>",
             port(0, &rows, "FP32"),
@@ -277,20 +287,7 @@ fn transposes_read_lent_inputs_in_place() {
     let n = 1 << 16;
     let (rows, cols) = ([n / 4, 4], [4, n / 4]);
     let layers = [
-        format!(
-            "<layer id=\"0\" name=\"x\" type=\"Parameter\" version=\"opset1\"><data shape=\"{n}\" element_type=\"f32\"/><output>{}</output></layer>",
-            port(0, &[n], "FP32")
-        ),
-        format!(
-            "<layer id=\"1\" name=\"target\" type=\"Const\" version=\"opset1\"><data element_type=\"i64\" shape=\"2\" offset=\"0\" size=\"16\"/><output>{}</output></layer>",
-            port(0, &[2], "I64")
-        ),
-        format!(
-            "<layer id=\"2\" name=\"reshape\" type=\"Reshape\" version=\"opset1\"><data special_zero=\"false\"/><input>{}{}</input><output>{}</output></layer>",
-            port(0, &[n], "FP32"),
-            port(1, &[2], "I64"),
-            port(2, &rows, "FP32")
-        ),
+        reshaped_input(n),
         format!(
             "<layer id=\"3\" name=\"perm\" type=\"Const\" version=\"opset1\"><data element_type=\"i64\" shape=\"2\" offset=\"16\" size=\"16\"/><output>{}</output></layer>",
             port(0, &[2], "I64")

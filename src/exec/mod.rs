@@ -281,9 +281,7 @@ fn bind<'a, K: Into<InputKey>>(
             }
             // Lent bytes must hold their shape (the fields of a value are public).
             let short = match &tensor {
-                Value::Mapped(m) if Value::borrowed(m.ty, &m.shape, m.bytes).is_none() => {
-                    Some(m.bytes.len())
-                }
+                Value::Mapped(m) if !m.holds(&m.shape) => Some(m.bytes.len()),
                 _ => None,
             };
             if let Some(len) = short {
@@ -372,8 +370,7 @@ fn view<'g>(
             if m.shape == shape {
                 return Some(Ok(Value::Mapped(m.clone())));
             }
-            let fits = crate::tensor::Value::borrowed(m.ty, &shape, m.bytes).is_some();
-            return fits.then(|| {
+            return m.holds(&shape).then(|| {
                 Ok(Value::Mapped(Mapped {
                     shape,
                     copy,
