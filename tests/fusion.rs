@@ -660,7 +660,8 @@ fn layer(
     let version = match kind {
         "Convert" | "Subtract" | "Add" | "Multiply" | "Maximum" | "Divide" | "Exp" | "Relu"
         | "Abs" | "Floor" | "Tanh" | "Sigmoid" | "Negative" | "SquaredDifference" | "Less"
-        | "Greater" | "Equal" | "NotEqual" | "LessEqual" | "GreaterEqual" | "Select" => "opset1",
+        | "Greater" | "Equal" | "NotEqual" | "LessEqual" | "GreaterEqual" | "Select"
+        | "Convolution" | "GroupConvolution" => "opset1",
         other => panic!("no version for {other}"),
     };
     writeln!(
@@ -1220,4 +1221,217 @@ fn three_ways<'a>(
         assert!(got == want, "{name} output differs from the plain loop");
     }
     shared
+}
+
+/// A random convolution (plain 3×3, pointwise, depthwise, strided; batch 1 or 2; planes from
+/// one position to several GEMM tiles) followed by a chain of elementwise layers whose other
+/// operands are one value, one per channel (`[1, C, 1, 1]` or `[C, 1, 1]`), of the output's
+/// shape, or shaped otherwise (`[1, 1, 1, W]`, `[N, C, 1, 1]`: not taken by the convolution,
+/// run after it), on either input port; now and then the convolution's output is also a
+/// Result (read twice: not fused), and the type f16 or f64 (not taken: run after it).
+fn conv_case(rng: &mut Rng) -> Case {
+    let ty = match rng.below(8) {
+        0 => "f16",
+        1 => "f64",
+        _ => "f32",
+    };
+    let n = 1 + rng.below(2);
+    let side = |rng: &mut Rng| [1, 2, 5, 7, 9, 14, 23][rng.below(7)];
+    // Now and then a plane of several GEMM tiles (1 MiB of columns: 1820 positions at 144
+    // rows).
+    let big = rng.below(12) == 0;
+    let (h, w) = if big {
+        (64, 64)
+    } else {
+        (side(rng), side(rng))
+    };
+    let cin = if big { 16 } else { [1, 3, 4, 16][rng.below(4)] };
+    let cout = [1, 5, 40][rng.below(3)];
+    let (layer_type, filters, k, stride, cout) = match if big { 2 } else { rng.below(4) } {
+        // Depthwise: one filter per channel.
+        0 => ("GroupConvolution", vec![cin, 1, 1, 3, 3], 3, 1, cin),
+        1 => ("Convolution", vec![cout, cin, 1, 1], 1, 1, cout),
+        s => ("Convolution", vec![cout, cin, 3, 3], 3, s - 1, cout),
+    };
+    let pad = k / 2;
+    let out_side = |x: usize| (x + 2 * pad - k) / stride + 1;
+    let out = vec![n, cout, out_side(h), out_side(w)];
+    let mut xml =
+        String::from("<?xml version=\"1.0\"?>\n<net name=\"conv\" version=\"11\">\n<layers>\n");
+    let mut inputs = Vec::new();
+    // Layers 0 and 1: the data and filters; 2: the convolution; 3…: the chain; the other
+    // operands' Parameters from 100.
+    let data = vec![n, cin, h, w];
+    for (p, shape) in [&data, &filters].into_iter().enumerate() {
+        parameter(&mut xml, p, shape, ty);
+        inputs.push((format!("p{p}"), tensor(rng, ty, shape)));
+    }
+    let attrs = format!(
+        "<data strides=\"{stride},{stride}\" dilations=\"1,1\" pads_begin=\"{pad},{pad}\" pads_end=\"{pad},{pad}\" auto_pad=\"explicit\"/>"
+    );
+    layer(
+        &mut xml,
+        2,
+        layer_type,
+        &attrs,
+        &[(&data, ty), (&filters, ty)],
+        (&out, ty),
+    );
+    let mut edges = vec![(0, 0, 2, 0), (1, 0, 2, 1)];
+    let mut out_port = vec![0; 200];
+    out_port[2] = 2;
+    let mut outputs: Vec<usize> = Vec::new();
+    if rng.below(8) == 0 {
+        outputs.push(2);
+    }
+    let mut last = 2;
+    for id in 3..4 + rng.below(4) {
+        let op = [
+            "Add", "Multiply", "Subtract", "Divide", "Maximum", "Relu", "Abs", "Tanh",
+        ][rng.below(8)];
+        if matches!(op, "Relu" | "Abs" | "Tanh") {
+            layer(&mut xml, id, op, "", &[(&out, ty)], (&out, ty));
+            edges.push((last, out_port[last], id, 0));
+            out_port[id] = 1;
+        } else {
+            let other = match rng.below(7) {
+                0 => vec![1],
+                1 | 2 => vec![1, cout, 1, 1],
+                3 => vec![cout, 1, 1],
+                4 => out.clone(),
+                5 => vec![1, 1, 1, out[3]],
+                _ => vec![n, cout, 1, 1],
+            };
+            let p = 100 + id;
+            parameter(&mut xml, p, &other, ty);
+            inputs.push((format!("p{p}"), tensor(rng, ty, &other)));
+            let numpy = "<data auto_broadcast=\"numpy\"/>";
+            let ends = [(last, out_port[last], &out), (p, 0, &other)];
+            let [a, b] = if rng.below(3) == 0 {
+                [ends[1], ends[0]]
+            } else {
+                ends
+            };
+            layer(&mut xml, id, op, numpy, &[(a.2, ty), (b.2, ty)], (&out, ty));
+            edges.push((a.0, a.1, id, 0));
+            edges.push((b.0, b.1, id, 1));
+            out_port[id] = 2;
+        }
+        last = id;
+    }
+    outputs.push(last);
+    let outs: Vec<(usize, &[usize], &str)> = outputs.iter().map(|&o| (o, &out[..], ty)).collect();
+    close(&mut xml, 150, &outs, &out_port, edges);
+    Case { xml, inputs }
+}
+
+/// Convolutions that apply the elementwise layers after them to their output as they write it
+/// (bias, activation, residual…) give the bits of running those layers one by one.
+#[test]
+fn convolution_groups_match_layer_by_layer() {
+    let mut rng = Rng(0xC0DE_C0A7);
+    let (ok, failed) = run_cases("conv", 160, |_| conv_case(&mut rng));
+    assert!(ok == 160 && failed == 0, "{ok} ran, {failed} failed");
+}
+
+/// The bias Add and the Relu after a convolution are one step with it: the profile shows one
+/// step of three layers, and the output has the bits of the plain loop.
+#[test]
+fn a_convolution_takes_its_bias_and_activation() {
+    let (x, f, b, out) = ([1, 3, 9, 9], [4, 3, 3, 3], [1, 4, 1, 1], [1, 4, 9, 9]);
+    let mut xml =
+        String::from("<?xml version=\"1.0\"?>\n<net name=\"cba\" version=\"11\">\n<layers>\n");
+    for (p, shape) in [&x[..], &f, &b].into_iter().enumerate() {
+        parameter(&mut xml, p, shape, "f32");
+    }
+    let attrs = "<data strides=\"1,1\" dilations=\"1,1\" pads_begin=\"1,1\" pads_end=\"1,1\" auto_pad=\"explicit\"/>";
+    layer(
+        &mut xml,
+        3,
+        "Convolution",
+        attrs,
+        &[(&x, "f32"), (&f, "f32")],
+        (&out, "f32"),
+    );
+    let numpy = "<data auto_broadcast=\"numpy\"/>";
+    layer(
+        &mut xml,
+        4,
+        "Add",
+        numpy,
+        &[(&out, "f32"), (&b, "f32")],
+        (&out, "f32"),
+    );
+    layer(&mut xml, 5, "Relu", "", &[(&out, "f32")], (&out, "f32"));
+    let edges = vec![
+        (0, 0, 3, 0),
+        (1, 0, 3, 1),
+        (3, 2, 4, 0),
+        (2, 0, 4, 1),
+        (4, 2, 5, 0),
+    ];
+    close(&mut xml, 6, &[(5, &out, "f32")], &[0, 0, 0, 2, 2, 1], edges);
+    let (dir, model) = load("cba", &xml);
+    let mut rng = Rng(5);
+    let inputs: Vec<(String, std::sync::Arc<Tensor>)> = [&x[..], &f, &b]
+        .into_iter()
+        .enumerate()
+        .map(|(p, s)| {
+            (
+                format!("p{p}"),
+                std::sync::Arc::new(tensor(&mut rng, "f32", s)),
+            )
+        })
+        .collect();
+    let mut profile = ovir::Profile::new();
+    let fused = model
+        .run_profiled(inputs.iter().cloned(), &mut profile)
+        .unwrap();
+    let steps = profile.steps(&model);
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.op_type == "Convolution+Add+Relu" && s.layers == 3),
+        "{steps:?}"
+    );
+    // The plain loop, in f32 as each layer rounds.
+    let v = |p: usize| {
+        inputs[p]
+            .1
+            .view::<f32>()
+            .unwrap()
+            .iter()
+            .copied()
+            .collect::<Vec<_>>()
+    };
+    let (xv, fv, bv) = (v(0), v(1), v(2));
+    let mut want = Vec::new();
+    for m in 0..4 {
+        for oh in 0..9isize {
+            for ow in 0..9isize {
+                let mut acc = 0.0f32;
+                for c in 0..3 {
+                    for kh in 0..3isize {
+                        for kw in 0..3isize {
+                            let (ih, iw) = (oh + kh - 1, ow + kw - 1);
+                            if (0..9).contains(&ih) && (0..9).contains(&iw) {
+                                let wv = fv[((m * 3 + c) * 3 + kh as usize) * 3 + kw as usize];
+                                acc = wv.mul_add(xv[(c * 9 + ih as usize) * 9 + iw as usize], acc);
+                            }
+                        }
+                    }
+                }
+                want.push((acc + bv[m]).max(0.0).to_bits());
+            }
+        }
+    }
+    let got: Vec<u32> = fused[0]
+        .tensor
+        .view::<f32>()
+        .unwrap()
+        .iter()
+        .map(|x| x.to_bits())
+        .collect();
+    assert_eq!(got, want);
+    std::fs::remove_dir_all(&dir).ok();
 }

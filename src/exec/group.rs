@@ -10,13 +10,16 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{Values, eval_error, eval_with, internal, output_fits};
+use super::{Values, args, eval_error, eval_node, eval_with, internal, output_fits};
+use crate::ElementType;
 use crate::broadcast::{AutoBroadcast, Plan};
 use crate::error::Error;
 use crate::graph::{Graph, Src as Source};
 use crate::memory::Budget;
+use crate::ops::EvalCx;
 use crate::ops::EvalError;
 use crate::ops::binary::{Fusable, step_kernel};
+use crate::ops::kernel::epilogue::{Epilogue, Other};
 use crate::ops::kernel::{self, Link, Operand, Step, StepKernel};
 use crate::tensor::{Element, Tensor, Value};
 
@@ -28,7 +31,12 @@ pub const MAX_GROUP: usize = 16;
 /// For each node, the node whose group it is computed with: itself, unless it is a fusable
 /// layer whose only live consumer is another fusable layer reading it once and that layer's
 /// group is not full ([`MAX_GROUP`]). A comparison or a Select only ends a group, except that
-/// a comparison joins the group of the Select whose `cond` it is.
+/// a comparison joins the group of the Select whose `cond` it is. A layer that applies
+/// elementwise steps to its output as it writes it ([`Op::takes_epilogue`]: a convolution)
+/// leads the group of its only live consumer when that is an arithmetic step
+/// ([`run_led`]).
+///
+/// [`Op::takes_epilogue`]: crate::ops::Op::takes_epilogue
 pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
     let mut root: Vec<usize> = (0..g.nodes.len()).collect();
     if !fuse {
@@ -39,7 +47,8 @@ pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
     // settled before its producers look it up.
     for &i in g.order.iter().rev() {
         let node = &g.nodes[i];
-        if dead[i] || !fusable_node(node) {
+        let leads = node.op.takes_epilogue() && node.outputs.len() == 1;
+        if dead[i] || !(leads || fusable_node(node)) {
             continue;
         }
         let selects = |c: usize| {
@@ -54,9 +63,13 @@ pub(super) fn roots(g: &Graph, dead: &[bool], fuse: bool) -> Vec<usize> {
             && size[root[c]] < MAX_GROUP
             // A comparison (→ `boolean`) or a Select only ends a group, but a comparison may
             // be the `cond` of a Select that does.
-            && node.op.fusable().is_some_and(|f| {
-                !f.ends_group() || f.compares().is_some() && port == 0 && selects(c)
-            })
+            && match node.op.fusable() {
+                Some(f) => !f.ends_group() || f.compares().is_some() && port == 0 && selects(c),
+                None => g.nodes[c]
+                    .op
+                    .fusable()
+                    .is_some_and(|f| f.chain_op().is_some()),
+            }
         {
             root[i] = root[c];
             size[root[c]] += 1;
@@ -98,6 +111,9 @@ pub(super) fn run(
     uses: &[Vec<usize>],
     budget: &mut Budget,
 ) -> Result<Arc<Tensor>, (usize, Error)> {
+    if let Some(k) = members.iter().position(|&m| !fusable_node(&g.nodes[m])) {
+        return run_led(g, members, k, values, uses, budget);
+    }
     let root = members[members.len() - 1];
     let missing = || internal(g, root, "an input was not computed");
     // Operands: earlier members, or leaves (values computed outside the group).
@@ -161,10 +177,11 @@ pub(super) fn run(
     let ty = tensors[0].element_type();
     // Shapes step by step; any mismatch, or an intermediate of another shape than the
     // output, runs the layers one by one (which reports errors as such).
+    let shapes: Vec<&[usize]> = tensors.iter().map(|t| t.shape()).collect();
     let plans = tensors
         .iter()
         .all(|t| t.element_type() == ty)
-        .then(|| plans(&operands, |k| kinds[k].0, &tensors))
+        .then(|| plans(&operands, |k| kinds[k].0, &shapes))
         .flatten();
     let Some(plans) = plans else {
         drop(tensors);
@@ -226,6 +243,183 @@ pub(super) fn run(
     })
 }
 
+/// A group led by a layer that applies the others to its output as it writes it
+/// ([`Op::eval_then`]): `members[lead]`, a convolution and its bias Add, Relu, residual Add…
+/// When the op does not apply them to these inputs (another type, an operand that is not one
+/// value, one per channel or of the output's shape, steps that are not one chain), it runs on
+/// its own and the others as a group of their own.
+///
+/// [`Op::eval_then`]: crate::ops::Op::eval_then
+fn run_led(
+    g: &Graph,
+    members: &[usize],
+    lead: usize,
+    values: &mut Values,
+    uses: &[Vec<usize>],
+    budget: &mut Budget,
+) -> Result<Arc<Tensor>, (usize, Error)> {
+    let (rest, lead) = (
+        members
+            .iter()
+            .copied()
+            .filter(|&m| m != members[lead])
+            .collect::<Vec<_>>(),
+        members[lead],
+    );
+    if let Some(t) = led(g, lead, &rest, values, budget)? {
+        return Ok(Arc::new(t));
+    }
+    let t = eval_node(g, lead, values, budget, 0)
+        .map_err(|e| (lead, e))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| (lead, internal(g, lead, "a layer made no output")))?;
+    let t = Arc::new(t);
+    budget.add(t.bytes());
+    values[lead][0] = Some(Value::Tensor(t));
+    run(g, &rest, values, uses, budget)
+}
+
+/// [`run_led`]'s fused run: the lead's output with the steps of `rest` applied, or `None`
+/// (nothing computed) when the lead does not take them.
+fn led(
+    g: &Graph,
+    lead: usize,
+    rest: &[usize],
+    values: &Values,
+    budget: &Budget,
+) -> Result<Option<Tensor>, (usize, Error)> {
+    // Leaf 0 is the lead's output, the chain's running value.
+    let mut leaves = vec![Source {
+        node: lead,
+        port: 0,
+    }];
+    let mut operands: Vec<[Operand; 2]> = Vec::with_capacity(rest.len());
+    let mut specs = Vec::with_capacity(rest.len());
+    // Each step's link and the leaf of its other operand (none for a unary step).
+    let mut links: Vec<(Link, Option<usize>)> = Vec::with_capacity(rest.len());
+    for (k, &m) in rest.iter().enumerate() {
+        let node = &g.nodes[m];
+        let Some(f) = node.op.fusable() else {
+            return Ok(None);
+        };
+        let Some(op) = f
+            .chain_op()
+            .filter(|_| f.converts_to().is_none() && !f.ends_group())
+        else {
+            return Ok(None);
+        };
+        let mut all = [Operand::Leaf(0); 3];
+        for (o, p) in all.iter_mut().zip(&node.inputs) {
+            *o = match rest.iter().position(|&x| x == p.source.node) {
+                Some(j) => Operand::Step(j),
+                None => Operand::Leaf(match leaves.iter().position(|&l| l == p.source) {
+                    Some(l) => l,
+                    None => {
+                        leaves.push(p.source);
+                        leaves.len() - 1
+                    }
+                }),
+            };
+        }
+        let ([x, y], cond) = f.operands(all);
+        // The running value: the lead's output at step 0, the step before after it.
+        let acc = match k {
+            0 => Operand::Leaf(0),
+            _ => Operand::Step(k - 1),
+        };
+        let link = |other_is_a| Link { op, other_is_a };
+        links.push(match (x, y) {
+            _ if cond.is_some() => return Ok(None),
+            (a, b) if a == acc && b == acc && f.data_inputs() == 1 => (link(false), None),
+            (a, Operand::Leaf(l)) if a == acc && l != 0 => (link(false), Some(l)),
+            (Operand::Leaf(l), b) if b == acc && l != 0 => (link(true), Some(l)),
+            _ => return Ok(None),
+        });
+        operands.push([x, y]);
+        specs.push(f.auto_broadcast());
+    }
+    let held: Vec<Value<'_>> = leaves[1..]
+        .iter()
+        .map(|l| {
+            values[l.node][l.port]
+                .clone()
+                .ok_or_else(|| (lead, internal(g, lead, "an input was not computed")))
+        })
+        .collect::<Result<_, _>>()?;
+    if held.iter().any(|v| v.element_type() != ElementType::F32) {
+        return Ok(None);
+    }
+    let Some(data) = held
+        .iter()
+        .map(kernel::value_data::<f32>)
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Ok(None);
+    };
+    let then = |out: &[usize]| -> Option<Epilogue<'_>> {
+        let shapes: Vec<&[usize]> = std::iter::once(out)
+            .chain(held.iter().map(|v| v.shape()))
+            .collect();
+        let plans = plans(&operands, |k| specs[k], &shapes)?;
+        if plans.last()?.out != out {
+            return None;
+        }
+        let steps = links
+            .iter()
+            .zip(&specs)
+            .map(|(&(link, leaf), &spec)| {
+                let other = match leaf {
+                    None => Other::Unary,
+                    Some(l) => other(&data[l - 1], shapes[l], out, spec)?,
+                };
+                Some((link, other))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Epilogue::new(steps, out)
+    };
+    let inputs = args(g, lead, values).map_err(|e| (lead, e))?;
+    let cx = EvalCx::new(&inputs, *budget);
+    match g.nodes[lead].op.eval_then(&cx, &then) {
+        None => Ok(None),
+        Some(Err(e)) => Err((lead, eval_error(g, lead, e))),
+        Some(Ok(out)) => match <[Tensor; 1]>::try_from(out) {
+            Ok([t]) => Ok(Some(t)),
+            Err(_) => Err((
+                lead,
+                internal(g, lead, "the op made another number of outputs"),
+            )),
+        },
+    }
+}
+
+/// How a step's other operand (`v`, of `shape`) meets an output of shape `out`
+/// (`[N, C, …]`), or `None` when it is not one value, one per channel, or of the output's
+/// shape.
+fn other<'a>(
+    v: &'a [f32],
+    shape: &[usize],
+    out: &[usize],
+    spec: AutoBroadcast,
+) -> Option<Other<'a>> {
+    if shape == out {
+        return Some(Other::Full(v));
+    }
+    if let [one] = v {
+        // (It broadcasts: the step's plan was made.)
+        return Some(Other::One(*one));
+    }
+    // Numpy broadcasting aligns the last axes: `[C, 1, …]` or `[1, C, 1, …]`.
+    let pad = out.len().checked_sub(shape.len())?;
+    let channels = spec == AutoBroadcast::Numpy
+        && pad <= 1
+        && shape
+            .iter()
+            .enumerate()
+            .all(|(i, &d)| if pad + i == 1 { d == out[1] } else { d == 1 });
+    channels.then_some(Other::Channel(v))
+}
+
 pub(super) enum Stop {
     Failed(kernel::Failure),
     /// An error, at a step.
@@ -269,18 +463,18 @@ fn compute<T: Element + kernel::Chain>(
     Ok(Arc::new(T::wrap(array)))
 }
 
-/// Each member's broadcast plan (a step's shape is its plan's output; leaves are `tensors`),
+/// Each member's broadcast plan (a step's shape is its plan's output; leaves have `shapes`),
 /// or `None` when a member's operands do not broadcast or an intermediate has another shape
 /// than the output.
 pub(super) fn plans(
     operands: &[[Operand; 2]],
     broadcast: impl Fn(usize) -> AutoBroadcast,
-    tensors: &[Value<'_>],
+    shapes: &[&[usize]],
 ) -> Option<Vec<Plan>> {
     let mut plans: Vec<Plan> = Vec::with_capacity(operands.len());
     for (k, &[x, y]) in operands.iter().enumerate() {
         let shape = |o: Operand| match o {
-            Operand::Leaf(l) => tensors[l].shape(),
+            Operand::Leaf(l) => shapes[l],
             Operand::Step(j) => &plans[j].out,
         };
         let plan = Plan::new(broadcast(k), shape(x), shape(y))?;

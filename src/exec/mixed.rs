@@ -324,7 +324,8 @@ fn plan(
             None => convert(k).unwrap_or(ty(x)),
         });
     }
-    let plans = plans(operands, |k| kinds[k].auto_broadcast(), tensors)?;
+    let shapes: Vec<&[usize]> = tensors.iter().map(|t| t.shape()).collect();
+    let plans = plans(operands, |k| kinds[k].auto_broadcast(), &shapes)?;
     let out_shape = plans[root].out.clone();
     // Each member but the root is read by exactly one other (a group is a tree).
     let mut consumer: Vec<Option<usize>> = vec![None; count];

@@ -72,6 +72,7 @@ use super::spatial::{Rule, Window};
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
 use crate::ElementType;
 use crate::num::Int;
+use crate::ops::kernel::epilogue::Epilogue;
 use crate::ops::kernel::gemm::{MAX_NR, Panels};
 use crate::ops::kernel::phases::{Phases, Window2, sweep};
 use crate::ops::kernel::{tensor_from, value_data, vectorised, with_scratch};
@@ -452,6 +453,44 @@ impl Op for Convolution {
             Ok(vec![tensor_from(&g.out_shape, out)?])
         }, _ => Err(unsupported()))
     }
+
+    fn takes_epilogue(&self) -> bool {
+        true
+    }
+
+    /// f32 data and filters: the steps applied to each output plane (the direct path) or
+    /// each part's block of rows (the GEMM path) right after it is computed.
+    fn eval_then<'a>(
+        &self,
+        cx: &EvalCx<'_>,
+        then: &dyn Fn(&[usize]) -> Option<Epilogue<'a>>,
+    ) -> Option<Result<Vec<Tensor>, EvalError>> {
+        let (vd, vf) = (cx.value(0), cx.value(1));
+        if vd.element_type() != ElementType::F32 || vf.element_type() != ElementType::F32 {
+            return None;
+        }
+        let g = match self.geometry(vd.shape(), vf.shape()) {
+            Ok(g) => g,
+            Err(e) => return Some(Err(e)),
+        };
+        // (No taps: the output is zeros, written without a pass the steps could join.)
+        if g.k() == 0 || g.output_len().is_none_or(|n| n == 0) {
+            return None;
+        }
+        let epilogue = then(&g.out_shape)?;
+        let (x, w) = (value_data::<f32>(vd)?, value_data::<f32>(vf)?);
+        let out = float_conv(
+            cx,
+            &g,
+            &x,
+            Some(&x),
+            || Cow::Borrowed(&w),
+            0,
+            |v| v,
+            Some(&epilogue),
+        );
+        Some(out.and_then(|out| Ok(vec![tensor_from(&g.out_shape, out)?])))
+    }
 }
 
 /// A run's geometry, its spatial axes as three (`[1, 1, W]` for 1D, `[1, H, W]` for 2D).
@@ -585,6 +624,11 @@ pub(crate) trait Acc: Copy + Send + Sync {
     /// cancellation), so adding ±0 returns it unchanged. An infinite or NaN weight makes
     /// `w·0` NaN. For integers, always.
     fn pads_vanish(w: &[Self]) -> bool;
+
+    /// Applies `then` to `out`, positions `p0..` of image `n`, channel `c` (only f32 outputs
+    /// take an epilogue).
+    #[inline(always)]
+    fn finish(_then: &Epilogue<'_>, _out: &mut [Self], _n: usize, _c: usize, _p0: usize) {}
 }
 
 impl Acc for f32 {
@@ -596,6 +640,11 @@ impl Acc for f32 {
 
     fn pads_vanish(w: &[f32]) -> bool {
         w.iter().all(|v| v.is_finite())
+    }
+
+    #[inline(always)]
+    fn finish(then: &Epilogue<'_>, out: &mut [f32], n: usize, c: usize, p0: usize) {
+        then.apply(out, n, c, p0)
     }
 }
 
@@ -784,6 +833,7 @@ fn direct<S: Copy + Sync, A: Acc>(
     w: &[A],
     out: &mut [A],
     wide: impl Fn(S) -> A + Copy + Sync,
+    then: Option<&Epilogue<'_>>,
 ) {
     let (plane, k) = (g.out_plane(), g.k());
     if plane == 0 || out.is_empty() {
@@ -793,6 +843,8 @@ fn direct<S: Copy + Sync, A: Acc>(
     let channels = g.groups * g.cog;
     let group_len = g.cig * g.in_plane();
     let flat = g.padded();
+    // The taps' offsets in the copy, the same for every plane.
+    let offsets: Vec<usize> = flat.iter().flat_map(|l| l.offsets()).collect();
     out.par_chunks_mut(plane).enumerate().for_each_init(
         || (Vec::new(), Vec::new(), Vec::new()),
         |(padded, sums, taps), (idx, o)| {
@@ -803,13 +855,16 @@ fn direct<S: Copy + Sync, A: Acc>(
             if let Some(layout) = flat.filter(|_| A::pads_vanish(wk)) {
                 vectorised(
                     #[inline(always)]
-                    || padded_plane(&layout, xs, wk, o, wide, [padded, sums], taps),
+                    || padded_plane(&layout, &offsets, xs, wk, o, wide, [padded, sums], taps),
                 );
             } else {
                 vectorised(
                     #[inline(always)]
                     || direct_plane(g, &spans, xs, wk, o, wide),
                 );
+            }
+            if let Some(then) = then {
+                A::finish(then, o, n, co, 0);
             }
         },
     );
@@ -857,8 +912,10 @@ impl Geometry {
 /// blocks of vectors held in registers ([`sweep`]). `padded`, `sums` and `taps` (each tap's
 /// offset and weight) are buffers kept between planes.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn padded_plane<S: Copy, A: Acc>(
     layout: &Phases,
+    offsets: &[usize],
     xs: &[S],
     wk: &[A],
     out: &mut [A],
@@ -868,9 +925,12 @@ fn padded_plane<S: Copy, A: Acc>(
 ) {
     layout.fill(xs, A::ZERO, padded, wide);
     taps.clear();
-    taps.extend(layout.offsets().zip(wk.iter().copied()));
-    sums.clear();
-    sums.resize(layout.sums(), A::ZERO);
+    taps.extend(offsets.iter().copied().zip(wk.iter().copied()));
+    // Every sum is written by the sweep.
+    if sums.len() != layout.sums() {
+        sums.clear();
+        sums.resize(layout.sums(), A::ZERO);
+    }
     sweep(padded, taps, A::ZERO, |a, w, x| a.mac(w, x), sums);
     let mut at = 0;
     for row in layout.rows(sums) {
@@ -1007,7 +1067,8 @@ fn plan(g: &Geometry, elem: usize) -> (usize, Vec<Part>) {
 
 /// The convolution through the GEMM: each part's columns gathered (or, `in_place`, the data
 /// itself for a pointwise convolution) and multiplied by its filter rows into the output.
-fn gemm_conv<S: Copy + Sync, F: Gemm>(
+#[allow(clippy::too_many_arguments)]
+fn gemm_conv<S: Copy + Sync, F: Gemm + Acc>(
     g: &Geometry,
     x: &[S],
     in_place: Option<&[F]>,
@@ -1015,6 +1076,7 @@ fn gemm_conv<S: Copy + Sync, F: Gemm>(
     out: &mut [MaybeUninit<F>],
     parts: &[Part],
     wide: impl Fn(S) -> F + Copy + Sync,
+    then: Option<&Epilogue<'_>>,
 ) {
     let (k, plane, in_plane) = (g.k(), g.out_plane(), g.in_plane());
     let group_len = g.cig * in_plane;
@@ -1056,12 +1118,17 @@ fn gemm_conv<S: Copy + Sync, F: Gemm>(
                 plane,
             )
         }
+        if let Some(then) = then {
+            // SAFETY: as for the GEMM: this part's output elements, now written.
+            unsafe { finish_part(g, p, c.get(), then) };
+        }
     });
 }
 
 /// The convolution through the packed GEMM of [`gemm`](crate::ops::kernel::gemm): each part's
 /// columns gathered (or, `in_place`, copied from the data for a pointwise convolution) into
 /// column panels and multiplied by its filter rows, read where they lie, into the output.
+#[allow(clippy::too_many_arguments)]
 fn packed_conv<S: Copy + Sync>(
     g: &Geometry,
     x: &[S],
@@ -1070,6 +1137,7 @@ fn packed_conv<S: Copy + Sync>(
     out: &mut [MaybeUninit<f32>],
     parts: &[Part],
     wide: impl Fn(S) -> f32 + Copy + Sync,
+    then: Option<&Epilogue<'_>>,
 ) {
     let panels = Panels::detect();
     let nr = panels.width();
@@ -1115,8 +1183,33 @@ fn packed_conv<S: Copy + Sync>(
                     plane,
                 )
             }
+            if let Some(then) = then {
+                // SAFETY: as for the GEMM: this part's output elements, now written.
+                unsafe { finish_part(g, p, c.get(), then) };
+            }
         });
     });
+}
+
+/// Applies `then` to the output elements of part `p` (in `out`, the whole output), while they
+/// are still in the cache.
+///
+/// # Safety
+/// `out` must hold the whole output, part `p`'s elements written, and no other thread may
+/// touch them meanwhile.
+unsafe fn finish_part<A: Acc>(g: &Geometry, p: &Part, out: *mut A, then: &Epilogue<'_>) {
+    let plane = g.out_plane();
+    for m in p.m0..p.m1 {
+        let c = p.g * g.cog + m;
+        // SAFETY: the caller's: row `c` of image `n`, columns `p0..p1`, are this part's.
+        let row = unsafe {
+            std::slice::from_raw_parts_mut(
+                out.add((p.n * g.groups * g.cog + c) * plane + p.p0),
+                p.p1 - p.p0,
+            )
+        };
+        A::finish(then, row, p.n, c, p.p0);
+    }
 }
 
 /// Row `r` of the columns (`v`) into panels of `nr` (32 or 16) columns, each `k` rows.
@@ -1149,6 +1242,7 @@ trait ConvFloat: Gemm + Acc {
     fn scratch(g: &Geometry, tile: usize) -> u64;
 
     /// The GEMM path of [`float_conv`].
+    #[allow(clippy::too_many_arguments)]
     fn gemm_path<S: Copy + Sync>(
         g: &Geometry,
         x: &[S],
@@ -1157,6 +1251,7 @@ trait ConvFloat: Gemm + Acc {
         out: &mut [MaybeUninit<Self>],
         parts: &[Part],
         wide: impl Fn(S) -> Self + Copy + Sync,
+        then: Option<&Epilogue<'_>>,
     );
 }
 
@@ -1165,6 +1260,7 @@ impl ConvFloat for f32 {
         (Panels::detect().packed_len(g.k(), tile) as u64).saturating_add(tile as u64)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn gemm_path<S: Copy + Sync>(
         g: &Geometry,
         x: &[S],
@@ -1173,8 +1269,9 @@ impl ConvFloat for f32 {
         out: &mut [MaybeUninit<f32>],
         parts: &[Part],
         wide: impl Fn(S) -> f32 + Copy + Sync,
+        then: Option<&Epilogue<'_>>,
     ) {
-        packed_conv(g, x, in_place, w, out, parts, wide)
+        packed_conv(g, x, in_place, w, out, parts, wide, then)
     }
 }
 
@@ -1187,6 +1284,7 @@ impl ConvFloat for f64 {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn gemm_path<S: Copy + Sync>(
         g: &Geometry,
         x: &[S],
@@ -1195,14 +1293,16 @@ impl ConvFloat for f64 {
         out: &mut [MaybeUninit<f64>],
         parts: &[Part],
         wide: impl Fn(S) -> f64 + Copy + Sync,
+        then: Option<&Epilogue<'_>>,
     ) {
-        gemm_conv(g, x, in_place, w, out, parts, wide)
+        gemm_conv(g, x, in_place, w, out, parts, wide, then)
     }
 }
 
 /// A float convolution computed in `F`: the data `x` (of `S`, widened by `wide`), the filters
 /// from `weights` (called once the budget allows `weight_bytes` more), `extra` bytes the caller
 /// needs besides.
+#[allow(clippy::too_many_arguments)]
 fn float_conv<'w, S: Copy + Sync, F: ConvFloat>(
     cx: &EvalCx<'_>,
     g: &Geometry,
@@ -1211,6 +1311,7 @@ fn float_conv<'w, S: Copy + Sync, F: ConvFloat>(
     weights: impl FnOnce() -> Cow<'w, [F]>,
     extra: u64,
     wide: impl Fn(S) -> F + Copy + Sync,
+    then: Option<&Epilogue<'_>>,
 ) -> Result<Vec<F>, EvalError> {
     let n = g.output_len().ok_or_else(too_large_output)?;
     let size = std::mem::size_of::<F>();
@@ -1238,7 +1339,7 @@ fn float_conv<'w, S: Copy + Sync, F: ConvFloat>(
     if n == 0 || g.k() == 0 || direct_path {
         let mut out = vec![<F as Acc>::ZERO; n];
         if n > 0 && g.k() > 0 {
-            direct(g, x, &w, &mut out, wide);
+            direct(g, x, &w, &mut out, wide, then);
         }
         return Ok(out);
     }
@@ -1251,6 +1352,7 @@ fn float_conv<'w, S: Copy + Sync, F: ConvFloat>(
         &mut out.spare_capacity_mut()[..n],
         &parts,
         wide,
+        then,
     );
     // SAFETY: the parts cover every output element (`plan`: all images, groups, tiles of
     // the plane and blocks of the channels), and the GEMM writes each one (`C` overwritten).
@@ -1281,7 +1383,7 @@ macro_rules! native {
                 x: &[$t],
                 w: &[$t],
             ) -> Result<Vec<$t>, EvalError> {
-                float_conv(cx, g, x, Some(x), || Cow::Borrowed(w), 0, |v| v)
+                float_conv(cx, g, x, Some(x), || Cow::Borrowed(w), 0, |v| v, None)
             }
         }
     )*};
@@ -1308,6 +1410,7 @@ macro_rules! widened {
                     || Cow::Owned(widen(w)),
                     extra,
                     |v: $t| v.to_f32(),
+                    None,
                 )?;
                 Ok(narrow(&wide))
             }
@@ -1331,7 +1434,7 @@ fn exact_conv<T: Element + Acc>(
     cx.reserve_bytes("the output and the convolution's scratch", bytes)?;
     g.check(x.len(), w.len())?;
     let mut out = vec![<T as Acc>::ZERO; n];
-    direct(g, x, w, &mut out, |v| v);
+    direct(g, x, w, &mut out, |v| v, None);
     Ok(out)
 }
 
@@ -2156,8 +2259,8 @@ mod tests {
         // Outputs start as NaN: the GEMM must write every element.
         let nan = |n: usize| vec![MaybeUninit::new(f32::NAN); n];
         let (mut a, mut b) = (nan(n), nan(n));
-        packed_conv(&g, &x, Some(&x), &w, &mut a, &parts, |v| v);
-        packed_conv(&g, &x, None, &w, &mut b, &parts, |v: f32| v);
+        packed_conv(&g, &x, Some(&x), &w, &mut a, &parts, |v| v, None);
+        packed_conv(&g, &x, None, &w, &mut b, &parts, |v: f32| v, None);
         let (a, b) = (written(&a), written(&b));
         assert_eq!(a, b);
         assert!(a.iter().all(|v| !v.is_nan()));
@@ -2166,8 +2269,8 @@ mod tests {
         let (x, w) = (wide(&x), wide(&w));
         let nan = |n: usize| vec![MaybeUninit::new(f64::NAN); n];
         let (mut a, mut b) = (nan(n), nan(n));
-        gemm_conv(&g, &x, Some(&x), &w, &mut a, &parts, |v| v);
-        gemm_conv(&g, &x, None, &w, &mut b, &parts, |v: f64| v);
+        gemm_conv(&g, &x, Some(&x), &w, &mut a, &parts, |v| v, None);
+        gemm_conv(&g, &x, None, &w, &mut b, &parts, |v: f64| v, None);
         let (a, b) = (written(&a), written(&b));
         assert_eq!(a, b);
         assert!(a.iter().all(|v| !v.is_nan()));

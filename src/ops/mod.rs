@@ -212,6 +212,25 @@ pub trait Op: fmt::Debug + Send + Sync {
     fn view_like(&self) -> bool {
         false
     }
+
+    /// Whether the op can apply elementwise layers to its one output as it writes it
+    /// ([`eval_then`](Op::eval_then)); execution then fuses the elementwise layers after it
+    /// into its group.
+    fn takes_epilogue(&self) -> bool {
+        false
+    }
+
+    /// Computes the outputs with the steps `then` gives for output 0's shape applied to that
+    /// output as it is written (the same bits as running those layers after the op). `None`,
+    /// with nothing computed, when the op does not apply them to these inputs or `then` gives
+    /// none: execution then runs the op and the layers one after the other.
+    fn eval_then<'a>(
+        &self,
+        _cx: &EvalCx<'_>,
+        _then: &dyn Fn(&[usize]) -> Option<kernel::epilogue::Epilogue<'a>>,
+    ) -> Option<Result<Vec<Tensor>, EvalError>> {
+        None
+    }
 }
 
 /// How many ports of one direction an op takes: `min..=max`.

@@ -94,13 +94,18 @@ impl<'a, T: Copy> Feed<'a, T> {
 /// vector unit.
 pub type SegmentsFn<T> = fn(&mut [Feed<'_, T>], &[Link], usize, Out<'_, T>);
 
+/// A chain evaluated in registers where its running value lies: `data[i] = links applied in
+/// order to data[i]`, each link's operand a run as long as `data`.
+pub type InPlaceFn<T> = fn(&mut [T], &[(Link, Src<'_, T>)]);
+
 /// The register-held forms of an element type's chains: over tiles, over a lone step's
-/// broadcast runs, and over the stretches where every operand is one run.
+/// broadcast runs, over the stretches where every operand is one run, and in place.
 #[derive(Clone, Copy)]
 pub struct ChainFns<T> {
     pub tile: ChainFn<T>,
     pub runs: RunsFn<T>,
     pub segments: SegmentsFn<T>,
+    pub in_place: InPlaceFn<T>,
 }
 
 /// Element types whose chains of arithmetic steps are evaluated in registers: those whose
@@ -121,6 +126,7 @@ impl Chain for f32 {
         tile: chain_dispatch,
         runs: runs_dispatch,
         segments: segments_dispatch,
+        in_place: in_place_dispatch,
     });
 }
 
@@ -129,6 +135,7 @@ impl Chain for f64 {
         tile: chain_dispatch,
         runs: runs_dispatch,
         segments: segments_dispatch,
+        in_place: in_place_dispatch,
     });
 }
 
@@ -382,45 +389,6 @@ fn chain<T: Float, const UNARY: bool>(
     out: &mut [MaybeUninit<T>],
     stream: Option<Simd>,
 ) {
-    /// One step over the lanes, with the link's op chosen once.
-    struct Lanes<'a, T, const N: usize> {
-        acc: &'a mut [T; N],
-        v: Aligned<[T; N]>,
-        swap: bool,
-    }
-    impl<T: Float, const N: usize> ArithVisitor<T> for Lanes<'_, T, N> {
-        type Out = ();
-        #[inline(always)]
-        fn visit<O: Fn(T, T) -> T + Copy>(self, op: O) {
-            let Lanes { acc, v, swap } = self;
-            let v = &v.0;
-            if swap {
-                (0..N).for_each(|j| acc[j] = op(v[j], acc[j]));
-            } else {
-                (0..N).for_each(|j| acc[j] = op(acc[j], v[j]));
-            }
-        }
-    }
-    #[inline(always)]
-    fn step<T: Float, const N: usize, const UNARY: bool>(
-        acc: &mut [T; N],
-        link: Link,
-        v: Src<'_, T>,
-        at: usize,
-    ) {
-        let v = Aligned(v.lanes(at));
-        let lanes = Lanes {
-            acc,
-            v,
-            swap: link.other_is_a,
-        };
-        match link.op {
-            ChainOp::Arith(op) => op.visit(lanes),
-            ChainOp::Unary(op) if UNARY => op.visit(lanes),
-            // Not reached: the caller passes UNARY = true for a chain with unary steps.
-            ChainOp::Unary(_) => {}
-        }
-    }
     let n = out.len();
     let stream = blocks_stream(out, stream);
     let mut at = 0;
@@ -439,6 +407,111 @@ fn chain<T: Float, const UNARY: bool>(
             step::<T, 1, UNARY>(&mut acc, link, v, i);
         }
         o.write(acc[0]);
+    }
+}
+
+/// One step over the lanes, with the link's op chosen once.
+struct Lanes<'a, T, const N: usize> {
+    acc: &'a mut [T; N],
+    v: Aligned<[T; N]>,
+    swap: bool,
+}
+impl<T: Float, const N: usize> ArithVisitor<T> for Lanes<'_, T, N> {
+    type Out = ();
+    #[inline(always)]
+    fn visit<O: Fn(T, T) -> T + Copy>(self, op: O) {
+        let Lanes { acc, v, swap } = self;
+        let v = &v.0;
+        if swap {
+            (0..N).for_each(|j| acc[j] = op(v[j], acc[j]));
+        } else {
+            (0..N).for_each(|j| acc[j] = op(acc[j], v[j]));
+        }
+    }
+}
+/// One step of a chain over `N` lanes from `at`.
+#[inline(always)]
+fn step<T: Float, const N: usize, const UNARY: bool>(
+    acc: &mut [T; N],
+    link: Link,
+    v: Src<'_, T>,
+    at: usize,
+) {
+    let v = Aligned(v.lanes(at));
+    let lanes = Lanes {
+        acc,
+        v,
+        swap: link.other_is_a,
+    };
+    match link.op {
+        ChainOp::Arith(op) => op.visit(lanes),
+        ChainOp::Unary(op) if UNARY => op.visit(lanes),
+        // Not reached: the caller passes UNARY = true for a chain with unary steps.
+        ChainOp::Unary(_) => {}
+    }
+}
+/// [`in_place`] compiled for the widest vector unit this CPU has (an [`InPlaceFn`]).
+fn in_place_dispatch<T: Float>(data: &mut [T], links: &[(Link, Src<'_, T>)]) {
+    vectorised_for(
+        #[inline(always)]
+        |_| {
+            if links.iter().any(|(l, _)| l.unary()) {
+                in_place::<T, true>(data, links)
+            } else {
+                in_place::<T, false>(data, links)
+            }
+        },
+    )
+}
+
+/// [`chain`] over `data` in place, in blocks of [`LANES`] (of 16 below that many elements):
+/// each block loaded, taken through every step in registers and stored back. The last block
+/// overlaps the one before it: it is computed first, from its inputs, and only its new part
+/// stored at the end, so that a short run (a 7×7 plane) is computed in vectors too, and
+/// nothing is stored to be loaded again at once (which stalls the load).
+#[inline(always)]
+fn in_place<T: Float, const UNARY: bool>(data: &mut [T], links: &[(Link, Src<'_, T>)]) {
+    match data.len() {
+        LANES.. => in_blocks::<T, LANES, UNARY>(data, links),
+        16.. => in_blocks::<T, 16, UNARY>(data, links),
+        _ => {
+            for (i, d) in data.iter_mut().enumerate() {
+                let mut acc = [*d];
+                for &(link, v) in links {
+                    step::<T, 1, UNARY>(&mut acc, link, v, i);
+                }
+                *d = acc[0];
+            }
+        }
+    }
+}
+
+/// [`in_place`] in blocks of `N` (`data` holds at least `N` elements).
+#[inline(always)]
+fn in_blocks<T: Float, const N: usize, const UNARY: bool>(
+    data: &mut [T],
+    links: &[(Link, Src<'_, T>)],
+) {
+    let n = data.len();
+    let whole = n - n % N;
+    // (Not a closure: its result would go through memory, and the load wait for the store.)
+    let last = n - N;
+    let mut tail = Aligned(<[T; N]>::try_from(&data[last..]).expect("N elements"));
+    if whole < n {
+        for &(link, v) in links {
+            step::<T, N, UNARY>(&mut tail.0, link, v, last);
+        }
+    }
+    for (k, block) in data[..whole].chunks_exact_mut(N).enumerate() {
+        let block: &mut [T; N] = block.try_into().expect("N elements");
+        let mut acc = Aligned(*block);
+        for &(link, v) in links {
+            step::<T, N, UNARY>(&mut acc.0, link, v, k * N);
+        }
+        *block = acc.0;
+    }
+    if whole < n {
+        data[whole..].copy_from_slice(&tail.0[N - (n - whole)..]);
     }
 }
 

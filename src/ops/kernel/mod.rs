@@ -23,6 +23,7 @@
 //! ([`UnaryLink`](crate::ops::unary::UnaryLink)).
 
 pub mod chain;
+pub mod epilogue;
 pub mod fused;
 pub(crate) mod gemm;
 pub mod narrow;
