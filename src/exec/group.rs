@@ -128,20 +128,7 @@ pub(super) fn run(
             return Err((m, missing()));
         };
         let (spec, kind) = (f.auto_broadcast(), f);
-        let mut all = [Operand::Leaf(0); 3];
-        for (o, p) in all.iter_mut().zip(&node.inputs) {
-            *o = match members.iter().position(|&x| x == p.source.node) {
-                Some(k) => Operand::Step(k),
-                None => Operand::Leaf(match leaves.iter().position(|&l| l == p.source) {
-                    Some(l) => l,
-                    None => {
-                        leaves.push(p.source);
-                        leaves.len() - 1
-                    }
-                }),
-            };
-        }
-        let (ops, cond) = f.operands(all);
+        let (ops, cond) = f.operands(inputs_of(node, members, &mut leaves));
         operands.push(ops);
         conds.push(cond);
         kinds.push((spec, kind));
@@ -309,20 +296,7 @@ fn led(
         else {
             return Ok(None);
         };
-        let mut all = [Operand::Leaf(0); 3];
-        for (o, p) in all.iter_mut().zip(&node.inputs) {
-            *o = match rest.iter().position(|&x| x == p.source.node) {
-                Some(j) => Operand::Step(j),
-                None => Operand::Leaf(match leaves.iter().position(|&l| l == p.source) {
-                    Some(l) => l,
-                    None => {
-                        leaves.push(p.source);
-                        leaves.len() - 1
-                    }
-                }),
-            };
-        }
-        let ([x, y], cond) = f.operands(all);
+        let ([x, y], cond) = f.operands(inputs_of(node, rest, &mut leaves));
         // The running value: the lead's output at step 0, the step before after it.
         let acc = match k {
             0 => Operand::Leaf(0),
@@ -418,6 +392,29 @@ fn other<'a>(
             .enumerate()
             .all(|(i, &d)| if pad + i == 1 { d == out[1] } else { d == 1 });
     channels.then_some(Other::Channel(v))
+}
+
+/// A member's inputs (at most three): earlier `members` as steps, anything else as a leaf,
+/// added to `leaves` when it is new.
+fn inputs_of(
+    node: &crate::graph::Node,
+    members: &[usize],
+    leaves: &mut Vec<Source>,
+) -> [Operand; 3] {
+    let mut all = [Operand::Leaf(0); 3];
+    for (o, p) in all.iter_mut().zip(&node.inputs) {
+        *o = match members.iter().position(|&x| x == p.source.node) {
+            Some(k) => Operand::Step(k),
+            None => Operand::Leaf(match leaves.iter().position(|&l| l == p.source) {
+                Some(l) => l,
+                None => {
+                    leaves.push(p.source);
+                    leaves.len() - 1
+                }
+            }),
+        };
+    }
+    all
 }
 
 pub(super) enum Stop {
