@@ -677,6 +677,23 @@ pub fn strides_into(shape: &[usize], out: &[usize]) -> Option<Vec<usize>> {
     Some(strides)
 }
 
+/// Element strides, per axis of the output `out`, of an elementwise op's input A (`first`) or
+/// B of shape `shape` under `spec` ([`strides_into`]; pdpd aligns B at its axis), or `None`
+/// when it does not broadcast to `out`.
+pub fn input_strides(
+    spec: AutoBroadcast,
+    shape: &[usize],
+    out: &[usize],
+    first: bool,
+) -> Option<Vec<usize>> {
+    match spec {
+        AutoBroadcast::Pdpd { axis, .. } if !first => {
+            strides_into(&pdpd_b_as_numpy(out.len(), shape, axis)?, out)
+        }
+        _ => strides_into(shape, out),
+    }
+}
+
 /// The numpy broadcast of several static shapes, or `None`.
 pub fn numpy_shapes(shapes: &[&[usize]]) -> Option<Vec<usize>> {
     let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
@@ -739,6 +756,36 @@ pub fn walk<const N: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Inputs' strides along the output: numpy aligns the last axes, pdpd aligns B at its
+    /// axis (A is the output's shape there).
+    #[test]
+    fn input_strides_align_by_the_rule() {
+        let out = [2, 3, 4, 5];
+        let numpy = AutoBroadcast::Numpy;
+        assert_eq!(
+            input_strides(numpy, &[3, 1, 1], &out, false),
+            Some(vec![0, 1, 0, 0])
+        );
+        assert_eq!(
+            input_strides(numpy, &[4, 5], &out, true),
+            Some(vec![0, 0, 5, 1])
+        );
+        assert_eq!(input_strides(numpy, &[3], &out, false), None);
+        let pdpd = |axis| AutoBroadcast::Pdpd {
+            axis,
+            axis_given: true,
+        };
+        assert_eq!(
+            input_strides(pdpd(1), &[3], &out, false),
+            Some(vec![0, 1, 0, 0])
+        );
+        assert_eq!(input_strides(pdpd(1), &[3], &out, true), None);
+        assert_eq!(
+            input_strides(pdpd(-1), &[4, 5], &out, false),
+            Some(vec![0, 0, 5, 1])
+        );
+    }
 
     /// A cursor walked in stretches of at most `left()` reads each input where the runs do.
     #[test]

@@ -11,8 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{Values, args, eval_error, eval_node, eval_with, internal, output_fits};
-use crate::ElementType;
-use crate::broadcast::{AutoBroadcast, Plan};
+use crate::broadcast::{self, AutoBroadcast, Plan};
 use crate::error::Error;
 use crate::graph::{Graph, Src as Source};
 use crate::memory::Budget;
@@ -321,9 +320,7 @@ fn led(
                 .ok_or_else(|| (lead, internal(g, lead, "an input was not computed")))
         })
         .collect::<Result<_, _>>()?;
-    if held.iter().any(|v| v.element_type() != ElementType::F32) {
-        return Ok(None);
-    }
+    // (`None` for an operand of another type.)
     let Some(data) = held
         .iter()
         .map(kernel::value_data::<f32>)
@@ -345,7 +342,11 @@ fn led(
             .map(|(&(link, leaf), &spec)| {
                 let other = match leaf {
                     None => Other::Unary,
-                    Some(l) => other(&data[l - 1], shapes[l], out, spec)?,
+                    Some(l) => {
+                        let strides =
+                            broadcast::input_strides(spec, shapes[l], out, link.other_is_a)?;
+                        other(&data[l - 1], &strides, out)?
+                    }
                 };
                 Some((link, other))
             })
@@ -367,31 +368,18 @@ fn led(
     }
 }
 
-/// How a step's other operand (`v`, of `shape`) meets an output of shape `out`
-/// (`[N, C, …]`), or `None` when it is not one value, one per channel, or of the output's
-/// shape.
-fn other<'a>(
-    v: &'a [f32],
-    shape: &[usize],
-    out: &[usize],
-    spec: AutoBroadcast,
-) -> Option<Other<'a>> {
-    if shape == out {
-        return Some(Other::Full(v));
+/// How a step's other operand (`v`, read with `strides` along the output's axes) meets an
+/// output of shape `out` (`[N, C, …]`), or `None` when it is not one value, one per channel,
+/// or of the output's shape.
+fn other<'a>(v: &'a [f32], strides: &[usize], out: &[usize]) -> Option<Other<'a>> {
+    // It broadcasts to `out`: as many elements is the output's layout.
+    let along_channels = strides.iter().enumerate().all(|(k, &s)| s == 0 || k == 1);
+    match v.len() {
+        1 => Some(Other::One(v[0])),
+        n if n == out.iter().product::<usize>() => Some(Other::Full(v)),
+        n if along_channels && out.get(1) == Some(&n) => Some(Other::Channel(v)),
+        _ => None,
     }
-    if let [one] = v {
-        // (It broadcasts: the step's plan was made.)
-        return Some(Other::One(*one));
-    }
-    // Numpy broadcasting aligns the last axes: `[C, 1, …]` or `[1, C, 1, …]`.
-    let pad = out.len().checked_sub(shape.len())?;
-    let channels = spec == AutoBroadcast::Numpy
-        && pad <= 1
-        && shape
-            .iter()
-            .enumerate()
-            .all(|(i, &d)| if pad + i == 1 { d == out[1] } else { d == 1 });
-    channels.then_some(Other::Channel(v))
 }
 
 /// A member's inputs (at most three): earlier `members` as steps, anything else as a leaf,
