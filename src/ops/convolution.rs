@@ -38,8 +38,13 @@
 //!   the columns gathered in rows (a pointwise convolution reads the data in place);
 //! * **depthwise** (one input channel per group and at most 4 output channels per group):
 //!   a direct loop, each output `acc + w·x` (multiply, then add: no fused multiply-add, so
-//!   the same bits on every CPU) tap after tap from +0, output planes in parallel. A 2D
-//!   plane is copied with zeros around it (as the planes of its strides' phases), so that
+//!   the same bits on every CPU) tap after tap from +0. With one output channel per group
+//!   and two real axes (MobileNet's and ShuffleNet's 3×3 layers), 16 planes go side by side
+//!   ([`lanes`](crate::ops::kernel::lanes)): copied with zeros around them into one buffer,
+//!   plane `c` in lane `c` of every position (squares of 16 × 16 transposed in registers),
+//!   so that each tap is one vector load and one multiply and add for 16 planes at any
+//!   stride, the outputs transposed back to their planes; blocks of planes in parallel.
+//!   Otherwise output planes in parallel: a 2D plane is copied with zeros around it (as the planes of its strides' phases), so that
 //!   every tap is one fixed offset from the output's index and the sums over the whole plane
 //!   run in blocks of up to 32 held in registers through all the taps, across rows, with no
 //!   border cases. The zeros leave the bits those of skipping the padding when the weights
@@ -74,7 +79,9 @@ use crate::ElementType;
 use crate::num::Int;
 use crate::ops::kernel::epilogue::Epilogue;
 use crate::ops::kernel::gemm::{MAX_NR, Panels};
+use crate::ops::kernel::lanes::{LANES, Lane, Lanes, Square};
 use crate::ops::kernel::phases::{Phases, Window2, sweep};
+use crate::ops::kernel::simd::{Simd, vectorised_for};
 use crate::ops::kernel::{tensor_from, value_data, vectorised, with_scratch};
 use crate::ops::matmul::{Gemm, Shared, narrow, widen};
 use crate::shape::{Dim, PartialShape, TensorType};
@@ -614,7 +621,7 @@ impl Geometry {
 
 /// An accumulator of the direct loop: `acc + w·x`, floats multiplied then added (two
 /// roundings, the same on every CPU), integers wrapping.
-pub(crate) trait Acc: Copy + Send + Sync {
+pub(crate) trait Acc: Lane + Send + Sync {
     const ZERO: Self;
     fn mac(self, w: Self, x: Self) -> Self;
 
@@ -629,6 +636,16 @@ pub(crate) trait Acc: Copy + Send + Sync {
     /// take an epilogue).
     #[inline(always)]
     fn finish(_then: &Epilogue<'_>, _out: &mut [Self], _n: usize, _c: usize, _p0: usize) {}
+
+    /// [`mac`](Self::mac) lane by lane, on `unit` where it has a way (only inside
+    /// [`vectorised_for`], with the unit it passed).
+    #[inline(always)]
+    fn mac_lanes(acc: &mut [Self; LANES], w: &[Self; LANES], x: &[Self; LANES], unit: Simd) {
+        let _ = unit;
+        for ((a, &w), &x) in acc.iter_mut().zip(w).zip(x) {
+            *a = a.mac(w, x);
+        }
+    }
 }
 
 impl Acc for f32 {
@@ -645,6 +662,28 @@ impl Acc for f32 {
     #[inline(always)]
     fn finish(then: &Epilogue<'_>, out: &mut [f32], n: usize, c: usize, p0: usize) {
         then.apply(out, n, c, p0)
+    }
+
+    #[inline(always)]
+    fn mac_lanes(acc: &mut [f32; LANES], w: &[f32; LANES], x: &[f32; LANES], unit: Simd) {
+        #[cfg(target_arch = "x86_64")]
+        if unit == Simd::Avx512 {
+            use std::arch::x86_64::*;
+            // SAFETY: 16 f32 each (one register); inside `vectorised_for`'s AVX-512 copy.
+            unsafe {
+                let (a, w, x) = (
+                    _mm512_loadu_ps(acc.as_ptr()),
+                    _mm512_loadu_ps(w.as_ptr()),
+                    _mm512_loadu_ps(x.as_ptr()),
+                );
+                // Multiply, then add: the rounding of `mac`.
+                _mm512_storeu_ps(acc.as_mut_ptr(), _mm512_add_ps(a, _mm512_mul_ps(w, x)));
+            }
+            return;
+        }
+        for ((a, &w), &x) in acc.iter_mut().zip(w).zip(x) {
+            *a = a.mac(w, x);
+        }
     }
 }
 
@@ -825,9 +864,48 @@ impl<S: Copy, A: Acc> Blocks<'_, S, A> {
     }
 }
 
-/// The direct convolution: every output plane in parallel, each compiled for the widest
-/// vector unit (multiplies and adds round the same on every unit).
+/// The direct convolution's output (`n` elements, the geometry's): planes that pair up side
+/// by side ([`side_by_side`]) where the padding vanishes, else every output plane in
+/// parallel, each compiled for the widest vector unit (multiplies and adds round the same on
+/// every unit).
 fn direct<S: Copy + Sync, A: Acc>(
+    g: &Geometry,
+    x: &[S],
+    w: &[A],
+    n: usize,
+    wide: impl Fn(S) -> A + Copy + Sync,
+    then: Option<&Epilogue<'_>>,
+) -> Vec<A> {
+    let (plane, k) = (g.out_plane(), g.k());
+    if plane == 0 || n == 0 || k == 0 {
+        return vec![A::ZERO; n];
+    }
+    // Side by side where the blocks of planes are enough for the threads (fewer would leave
+    // threads idle, or lanes empty); both paths give the same bits.
+    let planes_n = n / plane;
+    let enough = planes_n >= LANES * rayon::current_num_threads();
+    if let Some(lanes) = g.lanes().filter(|_| enough && A::pads_vanish(w)) {
+        let mut out = Vec::with_capacity(n);
+        side_by_side(
+            g,
+            &lanes,
+            x,
+            w,
+            &mut out.spare_capacity_mut()[..n],
+            wide,
+            then,
+        );
+        // SAFETY: `side_by_side` writes every element (each block's planes, every position).
+        unsafe { out.set_len(n) };
+        return out;
+    }
+    let mut out = vec![A::ZERO; n];
+    planes(g, x, w, &mut out, wide, then);
+    out
+}
+
+/// [`direct`] a plane at a time.
+fn planes<S: Copy + Sync, A: Acc>(
     g: &Geometry,
     x: &[S],
     w: &[A],
@@ -836,9 +914,6 @@ fn direct<S: Copy + Sync, A: Acc>(
     then: Option<&Epilogue<'_>>,
 ) {
     let (plane, k) = (g.out_plane(), g.k());
-    if plane == 0 || out.is_empty() {
-        return;
-    }
     let spans: Vec<(isize, usize, usize)> = (0..g.kernel[2]).map(|t| g.row_span(t)).collect();
     let channels = g.groups * g.cog;
     let group_len = g.cig * g.in_plane();
@@ -871,11 +946,10 @@ fn direct<S: Copy + Sync, A: Acc>(
 }
 
 impl Geometry {
-    /// The layout of [`padded_plane`]'s copy of a plane, where [`direct`] takes that path: one
-    /// input channel and two real axes, unless most of the rows' taps fall in the padding (a
-    /// plane 3 high under a 5×5 filter: the direct loop skips those rows, the padded one would
-    /// add their zeros).
-    fn padded(&self) -> Option<Phases> {
+    /// The 2D window of a run with one input channel per group and two real axes, unless
+    /// most of the rows' taps fall in the padding (a plane 3 high under a 5×5 filter: the
+    /// direct loop skips those rows, a padded copy would add their zeros).
+    fn window2(&self) -> Option<Window2> {
         if !(self.cig == 1 && self.input[0] == 1 && self.kernel[0] == 1 && self.output[0] == 1) {
             return None;
         }
@@ -884,25 +958,114 @@ impl Geometry {
             .map(|oh| (0..kh_n).filter(|&t| self.at(1, oh, t).is_some()).count())
             .sum::<usize>();
         let two = |v: [usize; 3]| [v[1], v[2]];
-        (4 * rows_in >= 3 * oh_n * kh_n)
-            .then(|| {
-                Phases::new(Window2 {
-                    input: two(self.input),
-                    kernel: two(self.kernel),
-                    output: two(self.output),
-                    stride: two(self.stride),
-                    dilation: two(self.dilation),
-                    pad: two(self.pad),
-                })
-            })
-            .flatten()
+        (4 * rows_in >= 3 * oh_n * kh_n).then(|| Window2 {
+            input: two(self.input),
+            kernel: two(self.kernel),
+            output: two(self.output),
+            stride: two(self.stride),
+            dilation: two(self.dilation),
+            pad: two(self.pad),
+        })
     }
 
-    /// Elements of the scratch each thread of [`direct`] keeps: [`padded_plane`]'s copy and
-    /// sums.
-    fn direct_scratch(&self) -> u64 {
-        self.padded().map_or(0, |l| l.scratch() as u64)
+    /// The layout of [`padded_plane`]'s copy of a plane, where [`direct`] takes that path.
+    fn padded(&self) -> Option<Phases> {
+        self.window2().and_then(Phases::new)
     }
+
+    /// The layout of [`side_by_side`]'s copy, where [`direct`] takes that path: one output
+    /// channel per input channel (the planes of the data and of the output then pair up).
+    fn lanes(&self) -> Option<Lanes> {
+        self.window2()
+            .filter(|_| self.cog == 1)
+            .and_then(Lanes::new)
+    }
+
+    /// Elements of the scratch each thread of [`direct`] keeps: [`side_by_side`]'s copy or
+    /// [`padded_plane`]'s copy and sums, whichever is larger.
+    fn direct_scratch(&self) -> u64 {
+        let lanes = self
+            .lanes()
+            .map_or(0, |l| (l.len() as u64).saturating_mul(LANES as u64));
+        lanes.max(self.padded().map_or(0, |l| l.scratch() as u64))
+    }
+}
+
+/// The direct convolution of planes that pair up (one input and one output channel per
+/// group, two real axes) [`LANES`] at a time, to the bits of [`padded_plane`] (its padding
+/// counted as zeros, so only where [`Acc::pads_vanish`]): each block's planes copied side by
+/// side ([`Lanes`]), every output the chain over the taps from +0 of its lane's weight times
+/// the data, computed a vector of planes at a time, then written to its plane. Blocks run in
+/// parallel; they may span images (plane `p` is image `p / C`, channel `p % C`, for the data
+/// and the output alike).
+fn side_by_side<S: Copy + Sync, A: Acc>(
+    g: &Geometry,
+    lanes: &Lanes,
+    x: &[S],
+    w: &[A],
+    out: &mut [MaybeUninit<A>],
+    wide: impl Fn(S) -> A + Copy + Sync,
+    then: Option<&Epilogue<'_>>,
+) {
+    let (plane, in_plane, k, channels) = (g.out_plane(), g.in_plane(), g.k(), g.groups);
+    let offsets: Vec<usize> = lanes.offsets().collect();
+    out.par_chunks_mut(plane * LANES).enumerate().for_each_init(
+        || (Vec::new(), Vec::new()),
+        |(buf, taps), (b, o)| {
+            let p0 = b * LANES;
+            let count = o.len() / plane;
+            taps.clear();
+            // Each lane's filter (none past the planes).
+            let filters: [Option<&[A]>; LANES] =
+                std::array::from_fn(|c| (c < count).then(|| &w[(p0 + c) % channels * k..][..k]));
+            taps.extend(offsets.iter().enumerate().map(|(t, &off)| {
+                let weights = filters.map(|f| f.map_or(A::ZERO, |f| f[t]));
+                (off, weights)
+            }));
+            let xs = &x[p0 * in_plane..(p0 + count) * in_plane];
+            vectorised_for(
+                #[inline(always)]
+                |unit| {
+                    lanes.fill(xs, count, A::ZERO, buf, wide, unit);
+                    lanes.sweep(
+                        buf,
+                        taps,
+                        A::ZERO,
+                        #[inline(always)]
+                        |a: &mut [A; LANES], w: &[A; LANES], x: &[A; LANES]| {
+                            A::mac_lanes(a, w, x, unit)
+                        },
+                        #[inline(always)]
+                        |at: usize, block: &[[A; LANES]]| {
+                            if let Ok(square) = <&Square<A>>::try_from(block) {
+                                let planes = A::transpose(square, unit);
+                                for (o, v) in o.chunks_exact_mut(plane).zip(&planes) {
+                                    for (o, &v) in o[at..at + LANES].iter_mut().zip(v) {
+                                        o.write(v);
+                                    }
+                                }
+                                return;
+                            }
+                            for (c, o) in o.chunks_exact_mut(plane).enumerate() {
+                                for (o, v) in o[at..at + block.len()].iter_mut().zip(block) {
+                                    o.write(v[c]);
+                                }
+                            }
+                        },
+                    );
+                },
+            );
+            if let Some(then) = then {
+                // SAFETY: the sweep wrote every position of every plane of the block (the
+                // blocks cover the plane), and `MaybeUninit<A>` has `A`'s layout.
+                let o = unsafe { &mut *(o as *mut [MaybeUninit<A>] as *mut [A]) };
+                for (c, o) in o.chunks_exact_mut(plane).enumerate() {
+                    let p = p0 + c;
+                    A::finish(then, o, p / channels, p % channels, 0);
+                }
+            }
+        },
+    );
 }
 
 /// Output plane `out` of a run with one input channel and two real axes ([`direct`]), to the
@@ -1337,11 +1500,7 @@ fn float_conv<'w, S: Copy + Sync, F: ConvFloat>(
     let w = weights();
     g.check(x.len(), w.len())?;
     if n == 0 || g.k() == 0 || direct_path {
-        let mut out = vec![<F as Acc>::ZERO; n];
-        if n > 0 && g.k() > 0 {
-            direct(g, x, &w, &mut out, wide, then);
-        }
-        return Ok(out);
+        return Ok(direct(g, x, &w, n, wide, then));
     }
     let mut out = Vec::with_capacity(n);
     F::gemm_path(
@@ -1433,9 +1592,7 @@ fn exact_conv<T: Element + Acc>(
         .saturating_mul(std::mem::size_of::<T>() as u64);
     cx.reserve_bytes("the output and the convolution's scratch", bytes)?;
     g.check(x.len(), w.len())?;
-    let mut out = vec![<T as Acc>::ZERO; n];
-    direct(g, x, w, &mut out, |v| v, None);
-    Ok(out)
+    Ok(direct(g, x, w, n, |v| v, None))
 }
 
 macro_rules! exact {
@@ -2123,10 +2280,16 @@ mod tests {
             // Most of the rows' taps in the padding: the direct path.
             (9, 2, 1, 1, 1, 1, 1),
         ];
-        for ((w_in, h, pad_h, stride_h, stride, dil, pad), poison) in
-            shapes.into_iter().flat_map(|s| [(s, false), (s, true)])
-        {
-            let ch = 3usize;
+        // Channels and images: one partial block of planes side by side, and blocks of 16
+        // that span the two images.
+        let runs = shapes.into_iter().flat_map(|s| {
+            [
+                (s, false, 1usize, 3usize),
+                (s, true, 1, 3),
+                (s, false, 2, 19),
+            ]
+        });
+        for ((w_in, h, pad_h, stride_h, stride, dil, pad), poison, batch, ch) in runs {
             let (kh, kw) = (3usize, 3usize);
             let o = op(
                 true,
@@ -2136,24 +2299,32 @@ mod tests {
                 &[pad_h as u64, pad as u64],
                 AutoPad::Explicit,
             );
-            let x = uniform_for_test(ch * h * w_in, w_in as u64, -1.0, 1.0);
+            let x = uniform_for_test(batch * ch * h * w_in, w_in as u64, -1.0, 1.0);
             let mut w = uniform_for_test(ch * kh * kw, 3 * w_in as u64, -1.0, 1.0);
             if poison {
                 // The first tap of channel 1: in the padding for the first row's outputs.
                 w[kh * kw] = f32::INFINITY;
             }
-            let (shape, got) = run(
-                &o,
-                &[1, ch, h, w_in],
-                x.clone(),
-                &[ch, 1, 1, kh, kw],
-                w.clone(),
-            );
+            // On one thread: 38 planes go side by side (two blocks of 16 and one of 6), 3 a
+            // plane at a time.
+            let one = rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .unwrap();
+            let (shape, got) = one.install(|| {
+                run(
+                    &o,
+                    &[batch, ch, h, w_in],
+                    x.clone(),
+                    &[ch, 1, 1, kh, kw],
+                    w.clone(),
+                )
+            });
             let oh_n = (h + 2 * pad_h - kh) / stride_h + 1;
             let ow_n = (w_in + 2 * pad - dil * (kw - 1) - 1) / stride + 1;
-            assert_eq!(shape, vec![1, ch, oh_n, ow_n]);
+            assert_eq!(shape, vec![batch, ch, oh_n, ow_n]);
             let mut want = Vec::new();
-            for c in 0..ch {
+            for (n, c) in (0..batch).flat_map(|n| (0..ch).map(move |c| (n, c))) {
                 for oh in 0..oh_n {
                     for ow in 0..ow_n {
                         let mut acc = 0f32;
@@ -2163,7 +2334,8 @@ mod tests {
                                 let iw = (ow * stride + j * dil) as isize - pad as isize;
                                 if (0..h as isize).contains(&ih) && (0..w_in as isize).contains(&iw)
                                 {
-                                    let xv = x[(c * h + ih as usize) * w_in + iw as usize];
+                                    let xv =
+                                        x[((n * ch + c) * h + ih as usize) * w_in + iw as usize];
                                     acc += w[(c * kh + i) * kw + j] * xv;
                                 }
                             }
@@ -2176,7 +2348,8 @@ mod tests {
             assert_eq!(
                 bits(&got),
                 bits(&want),
-                "{w_in}×{h}, pad {pad_h}, strides {stride_h} {stride}, dilation {dil}, poison {poison}"
+                "{batch}×{ch}×{w_in}×{h}, pad {pad_h}, strides {stride_h} {stride}, dilation {dil}, \
+                 poison {poison}"
             );
         }
     }
@@ -2214,13 +2387,19 @@ mod tests {
             let o = op(true, strides, &[1, 1], pads, pads, AutoPad::Explicit);
             o.geometry(data, &[data[1], 1, 1, 3, 3]).unwrap()
         };
-        // Stride 2 both ways: four phase planes of 15 × 15 (a 28 × 28 plane, padded by 1).
+        // Stride 2 both ways: four phase planes of 15 × 15 (a 28 × 28 plane, padded by 1);
+        // side by side, the 29 × 29 positions the taps reach, 16 lanes each.
         let g = geometry(&[1, 4, 28, 28], &[2, 2], &[1, 1]);
         assert_eq!(g.padded().map(|l| l.dims()), Some((4, 15, 15)));
-        assert_eq!(g.direct_scratch(), 5 * 15 * 15);
+        assert_eq!(g.lanes().map(|l| l.len()), Some(29 * 29));
+        assert_eq!(g.direct_scratch(), 29 * 29 * 16);
+        // Two output channels per input channel: a plane at a time, through the phases.
+        let o = op(true, &[2, 2], &[1, 1], &[1, 1], &[1, 1], AutoPad::Explicit);
+        let g = o.geometry(&[1, 4, 28, 28], &[4, 2, 1, 3, 3]).unwrap();
+        assert_eq!((g.lanes(), g.direct_scratch()), (None, 5 * 15 * 15));
         // A million phases for one output: the direct loop, no copy.
         let g = geometry(&[1, 4, 5, 5], &[1000, 1000], &[1, 1]);
-        assert_eq!((g.padded(), g.direct_scratch()), (None, 0));
+        assert_eq!((g.padded(), g.lanes(), g.direct_scratch()), (None, None, 0));
         // A plane 2 high under 3 rows of taps: most fall in the padding.
         let g = geometry(&[1, 4, 2, 40], &[1, 1], &[1, 1]);
         assert_eq!(g.padded(), None);
