@@ -44,13 +44,14 @@
 //!   plane `c` in lane `c` of every position (squares of 16 × 16 transposed in registers),
 //!   so that each tap is one vector load and one multiply and add for 16 planes at any
 //!   stride, the outputs transposed back to their planes; blocks of planes in parallel.
-//!   Otherwise output planes in parallel: a 2D plane is copied with zeros around it (as the planes of its strides' phases), so that
-//!   every tap is one fixed offset from the output's index and the sums over the whole plane
-//!   run in blocks of up to 32 held in registers through all the taps, across rows, with no
-//!   border cases. The zeros leave the bits those of skipping the padding when the weights
-//!   are finite; otherwise, and where most rows' taps fall in the padding, each row's
-//!   interior runs in such blocks and its borders position by position, taps in the padding
-//!   skipped. The copy (at most the input and output planes and 64 Ki elements per thread)
+//!   Otherwise output planes in parallel: a 2D plane is copied with zeros around it (as
+//!   the planes of its strides' phases), so that every tap is one fixed offset from the
+//!   output's index and the sums over the whole plane run in blocks of up to 32 held in
+//!   registers through all the taps, across rows, with no border cases. The zeros leave
+//!   the bits those of skipping the padding when the weights are finite; otherwise, and
+//!   where most rows' taps fall in the padding, each row's interior runs in such blocks and
+//!   its borders position by position, taps in the padding skipped. The copy (at most the
+//!   input and output planes and 64 Ki elements per thread, 16 times that side by side)
 //!   counts against the budget;
 //! * **f16 and bf16**: as f32 (inputs widened exactly, the data while gathering the columns),
 //!   each output rounded once to the type;
