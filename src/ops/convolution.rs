@@ -643,9 +643,15 @@ pub(crate) trait Acc: Lane + Send + Sync {
     #[inline(always)]
     fn mac_lanes(acc: &mut [Self; LANES], w: &[Self; LANES], x: &[Self; LANES], unit: Simd) {
         let _ = unit;
-        for ((a, &w), &x) in acc.iter_mut().zip(w).zip(x) {
-            *a = a.mac(w, x);
-        }
+        mac_each(acc, w, x)
+    }
+}
+
+/// [`Acc::mac`] lane by lane, in scalar code.
+#[inline(always)]
+fn mac_each<A: Acc>(acc: &mut [A; LANES], w: &[A; LANES], x: &[A; LANES]) {
+    for ((a, &w), &x) in acc.iter_mut().zip(w).zip(x) {
+        *a = a.mac(w, x);
     }
 }
 
@@ -682,9 +688,7 @@ impl Acc for f32 {
             }
             return;
         }
-        for ((a, &w), &x) in acc.iter_mut().zip(w).zip(x) {
-            *a = a.mac(w, x);
-        }
+        mac_each(acc, w, x)
     }
 }
 

@@ -134,8 +134,7 @@ impl Lanes {
         };
         let (rows, cols) = (extent(0)?, extent(1)?);
         let len = rows.checked_mul(cols)?;
-        let planes = (w.input[0] * w.input[1]).saturating_add(w.output[0] * w.output[1]);
-        (len <= planes.saturating_add(1 << 16)).then_some(Lanes { w, rows, cols })
+        w.copy_fits(len).then_some(Lanes { w, rows, cols })
     }
 
     /// Positions of the copy (each `L` elements).

@@ -19,6 +19,17 @@ pub(crate) struct Window2 {
     pub pad: [usize; 2],
 }
 
+impl Window2 {
+    /// Whether a copy of `len` elements (or positions) of a plane stays within bounds: at
+    /// most the input and output planes and 64 Ki more. Huge pads, strides or dilations pass
+    /// it; the caller then takes a path without the copy.
+    pub(crate) fn copy_fits(&self, len: usize) -> bool {
+        let planes =
+            (self.input[0] * self.input[1]).saturating_add(self.output[0] * self.output[1]);
+        len <= planes.saturating_add(1 << 16)
+    }
+}
+
 /// The layout of a plane's phase copy: `sh·sw` phase planes of `hq` rows of `wq`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Phases {
@@ -43,9 +54,7 @@ impl Phases {
             .checked_mul(w.stride[1])?
             .checked_mul(hq)?
             .checked_mul(wq)?;
-        let planes = (w.input[0] * w.input[1]).saturating_add(w.output[0] * w.output[1]);
-        (len <= planes.saturating_add(1 << 16) && w.output[0] > 0 && w.output[1] > 0)
-            .then_some(Phases { w, hq, wq })
+        (w.copy_fits(len) && w.output[0] > 0 && w.output[1] > 0).then_some(Phases { w, hq, wq })
     }
 
     /// Phase planes, and the rows and columns of each.
