@@ -1,5 +1,6 @@
 //! Single-precision forms of Exp, Sigmoid, Swish, Tanh, Erf, both Gelu forms, SoftPlus, Mish,
-//! Elu and Selu: the f32 rule of these rows. Each is straight-line f32 arithmetic (no calls,
+//! Elu and Selu: the f32 rule of these rows (and HSigmoid's and HSwish's, which compute in f64:
+//! see [`hsigmoid`]). Each is straight-line f32 arithmetic (no calls,
 //! no branches, selects instead) that the compiler vectorises eight lanes to an AVX2 register,
 //! sixteen to an AVX-512 one, or, for the forms that look coefficients up per lane (Erf, Gelu:
 //! piecewise polynomials), that is written over [`Lanes`] and run on the unit's vector type;
@@ -28,6 +29,7 @@
 use super::LaneForm;
 use super::lanes::Lanes;
 use super::piecewise::{self, HI, LO, M, Q, R};
+use super::table::{hard_clamp, times};
 
 /// log2(e).
 const LOG2_E: f32 = std::f32::consts::LOG2_E;
@@ -796,6 +798,32 @@ pub fn gelu(x: f32) -> f32 {
     }
 }
 
+/// `c / 6` for `c = min(max(x + 3, 0), 6)` of an f32 `x`, as a product by the rounded
+/// reciprocal. The division by 6 is the slowest step of HSigmoid and HSwish (an f64 vector
+/// division takes about 16 cycles for 8 lanes, a product one), and the f32 results are the
+/// same: the product differs from the quotient by at most an f64 ulp, and for every one of
+/// the 2^32 f32 inputs both HSigmoid and HSwish round to the same f32 either way (compared
+/// once, all of them; the test below compares a sample).
+#[inline(always)]
+fn sixth(c: f64) -> f64 {
+    c * (1.0 / 6.0)
+}
+
+/// HSigmoid's f32 rule, `min(max(x + 3, 0), 6) / 6` in f64 rounded once: the float rule's
+/// value ([`sixth`]), without a division.
+#[inline(always)]
+pub fn hsigmoid(x: f32) -> f32 {
+    sixth(hard_clamp(x as f64)) as f32
+}
+
+/// HSwish's f32 rule, `x · min(max(x + 3, 0), 6) / 6` in f64 rounded once, as
+/// [`hsigmoid`].
+#[inline(always)]
+pub fn hswish(x: f32) -> f32 {
+    let x = x as f64;
+    times(x, sixth(hard_clamp(x))) as f32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1056,5 +1084,42 @@ mod tests {
         assert_eq!(sigmoid(-0.0).to_bits(), 0.5f32.to_bits());
         assert_eq!(swish(1e30, 1e30), 1e30);
         assert_eq!(swish(-1e30, 1e30).to_bits(), (-0.0f32).to_bits());
+    }
+
+    /// HSigmoid's and HSwish's f32 forms give the bits of the float rule in f64 (its division
+    /// by 6) rounded once: every 4093rd bit pattern, and every 1021st of the range where the
+    /// clamp is not flat (|x| ≤ 3), both signs, with the edges.
+    #[test]
+    fn hard_forms_divide_by_six() {
+        let divided = |x: f32| {
+            let x = x as f64;
+            let q = hard_clamp(x) / 6.0;
+            (q as f32, times(x, q) as f32)
+        };
+        let edges = [
+            0.0f32,
+            -0.0,
+            3.0,
+            -3.0,
+            6.0,
+            -6.0,
+            1e-45,
+            -1e-45,
+            f32::MAX,
+            f32::MIN,
+        ];
+        let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY];
+        let sample = (0..=u32::MAX).step_by(4093).map(f32::from_bits);
+        let near = (0..=3.0f32.to_bits()).step_by(1021).map(f32::from_bits);
+        let xs = sample
+            .chain(near.flat_map(|x| [x, -x]))
+            .chain(edges)
+            .chain(specials);
+        for x in xs {
+            let (s, w) = divided(x);
+            let bits = |v: f32| if v.is_nan() { u32::MAX } else { v.to_bits() };
+            assert_eq!(bits(hsigmoid(x)), bits(s), "hsigmoid {x:e}");
+            assert_eq!(bits(hswish(x)), bits(w), "hswish {x:e}");
+        }
     }
 }

@@ -143,11 +143,13 @@ unary_table! {
         /// HSigmoid-5: `min(max(x + 3, 0), 6) / 6`.
         HSigmoid HSIGMOID: "HSigmoid"-5, FLOAT, exact: false,
             int |x| no_int(),
-            float |x| hsigmoid(x);
+            float |x| hsigmoid(x),
+            single |x| single::hsigmoid(x);
         /// HSwish-4: `x · min(max(x + 3, 0), 6) / 6`.
         HSwish HSWISH: "HSwish"-4, FLOAT, exact: false,
             int |x| no_int(),
             float |x| times(x, hsigmoid(x)),
+            single |x| single::hswish(x),
             double |x| double::hswish(x);
         /// SoftPlus-4: `ln(1 + e^x)`.
         SoftPlus SOFTPLUS: "SoftPlus"-4, FLOAT, exact: false,
@@ -271,17 +273,21 @@ pub fn times<F: Float>(x: F, g: F) -> F {
 /// `min(max(x + 3, 0), 6) / 6`.
 #[inline(always)]
 fn hsigmoid<F: Float>(x: F) -> F {
-    let three = F::of_f64(3.0);
+    hard_clamp(x) / F::of_f64(6.0)
+}
+
+/// `min(max(x + 3, 0), 6)` (NaN stays NaN).
+#[inline(always)]
+pub(super) fn hard_clamp<F: Float>(x: F) -> F {
     let six = F::of_f64(6.0);
-    let t = x + three;
-    let c = if t > six {
+    let t = x + F::of_f64(3.0);
+    if t > six {
         six
     } else if t > F::ZERO || t.is_nan() {
         t
     } else {
         F::ZERO
-    };
-    c / six
+    }
 }
 
 /// `ln(1 + e^x)` as `max(x, 0) + ln(1 + e^−|x|)` (no overflow, no cancellation).
