@@ -23,7 +23,10 @@
 //!   (AVX-512, AVX2 with FMA) nor on how the output is split between threads. ovir splits the
 //!   output itself with rayon (batches, then rows or columns), each part one single-threaded
 //!   call; the tests check the same bits for every split. CPUs without FMA take the crate's
-//!   multiply-then-add kernel, whose bits differ.
+//!   multiply-then-add kernel, whose bits differ. A product with one row (a fully connected
+//!   layer, a decoder step) does not go through the crate, which would pack all of B first,
+//!   but through [`gemv`]: B read once where it lies, in the crate's order of sums (K blocks
+//!   of 256, a fused chain within each), so the bits are the crate's (tested against it).
 //! * **f16 and bf16** are widened to f32 (exact), multiplied as f32 and rounded once to the
 //!   type.
 //! * **integers** are exact with two's complement wrap-around: the product and sum modulo
@@ -45,6 +48,7 @@ use rayon::prelude::*;
 
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
 use crate::num::{Float, Int};
+use crate::ops::kernel::gemv;
 use crate::ops::kernel::value_data;
 use crate::shape::{DimRule, PartialShape, TensorType};
 use crate::tensor::{Element, Tensor, TypeSet};
@@ -388,7 +392,7 @@ trait Multiply: Element {
 /// The two float types of the GEMM crate: one single-threaded call, `C = A·B` (C overwritten).
 /// Other ops that reduce to matrix products (convolution) call it too, so that their bits
 /// follow the same fixed K blocking.
-pub(crate) trait Gemm: Element + Float {
+pub(crate) trait Gemm: Element + Float + gemv::Fused {
     /// # Safety
     /// As [`matrixmultiply::sgemm`]: every element addressed by the dims and strides lies in
     /// its buffer, and `c`'s are written by no one else.
@@ -465,6 +469,9 @@ fn float_product<T: Gemm>(plan: &Plan, a: &[T], b: &[T]) -> Vec<T> {
         // An empty sum.
         return out;
     }
+    if m == 1 && gemv::available() {
+        return one_row(plan, a, b, out);
+    }
     let c = Shared(out.as_mut_ptr());
     let (rsa, csa) = plan.a_strides;
     let (rsb, csb) = plan.b_strides;
@@ -487,6 +494,27 @@ fn float_product<T: Gemm>(plan: &Plan, a: &[T], b: &[T]) -> Vec<T> {
             )
         }
     });
+    out
+}
+
+/// The product of one-row matrices ([`gemv`]: `B` read once, where it lies, in the crate's
+/// order of sums), each output row in parts of whole vectors when the work is large enough
+/// for threads.
+fn one_row<T: Gemm>(plan: &Plan, a: &[T], b: &[T], mut out: Vec<T>) -> Vec<T> {
+    let (k, n) = (plan.k, plan.n);
+    let threads = rayon::current_num_threads().max(1);
+    let part = if k.saturating_mul(n) < 1 << 16 || threads == 1 {
+        n
+    } else {
+        n.div_ceil(threads).div_ceil(16) * 16
+    };
+    for (row, &(ao, bo)) in out.chunks_mut(n).zip(&plan.offsets) {
+        let a = &a[ao..ao + k];
+        let b = &b[bo..bo + k * n];
+        row.par_chunks_mut(part.max(1))
+            .enumerate()
+            .for_each(|(i, c)| gemv::row_times(a, b, plan.b_strides, i * part, c));
+    }
     out
 }
 

@@ -26,6 +26,7 @@ pub mod chain;
 pub mod epilogue;
 pub mod fused;
 pub(crate) mod gemm;
+pub(crate) mod gemv;
 pub(crate) mod lanes;
 pub mod narrow;
 pub(crate) mod phases;
