@@ -81,7 +81,7 @@ use crate::num::Int;
 use crate::ops::kernel::epilogue::Epilogue;
 use crate::ops::kernel::gemm::{MAX_NR, Panels};
 use crate::ops::kernel::lanes::{LANES, Lane, Lanes, Square};
-use crate::ops::kernel::phases::{Phases, Window2, sweep};
+use crate::ops::kernel::phases::{Phases, Window2, copy_every, sweep};
 use crate::ops::kernel::simd::{Simd, vectorised_for};
 use crate::ops::kernel::{tensor_from, value_data, vectorised, with_scratch};
 use crate::ops::matmul::{Gemm, Shared, narrow, widen};
@@ -1163,15 +1163,7 @@ fn im2col<S: Copy, F: Copy>(
                                 dst[hi - ow0..].fill(zero);
                                 let start = ((lo * sw) as isize + off) as usize;
                                 let dst = &mut dst[lo - ow0..hi - ow0];
-                                if sw == 1 {
-                                    for (d, &v) in dst.iter_mut().zip(&row[start..]) {
-                                        *d = wide(v);
-                                    }
-                                } else {
-                                    for (j, d) in dst.iter_mut().enumerate() {
-                                        *d = wide(row[start + j * sw]);
-                                    }
-                                }
+                                copy_every(&row[start..], dst, sw, wide);
                             }
                             _ => dst.fill(zero),
                         }

@@ -140,7 +140,12 @@ impl Phases {
 /// than it has). At step 2, in whole pairs and the last element on its own, so that the loop
 /// vectorises.
 #[inline(always)]
-fn copy_every<S: Copy, A: Copy>(src: &[S], dst: &mut [A], step: usize, wide: impl Fn(S) -> A) {
+pub(crate) fn copy_every<S: Copy, A: Copy>(
+    src: &[S],
+    dst: &mut [A],
+    step: usize,
+    wide: impl Fn(S) -> A,
+) {
     match step {
         1 => {
             for (d, &v) in dst.iter_mut().zip(src) {
