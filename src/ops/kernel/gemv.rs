@@ -186,21 +186,30 @@ mod tests {
     }
 
     /// Against the crate itself: every K around the block size, outputs fewer than the lanes,
-    /// a multiple of them and between, both layouts of `B`, a column offset; bit for bit.
+    /// a multiple of them and between, both layouts of `B`, a column offset; bit for bit, in
+    /// f32 and f64.
     #[test]
     fn gives_the_crates_bits() {
         if !available() {
             return;
         }
+        compare::<f32>(|v| v);
+        compare::<f64>(|v| v as f64);
+    }
+
+    fn compare<T: Gemm>(of: impl Fn(f32) -> T) {
         for k in [1, 5, 16, 17, 255, 256, 257, 600, 1024] {
             for n in [1, 7, 16, 33, 100, 513, 1030] {
-                let a = values(k, k as u64);
-                let b = values(k * (n + 3), (k * n) as u64);
+                let a: Vec<T> = values(k, k as u64).into_iter().map(&of).collect();
+                let b: Vec<T> = values(k * (n + 3), (k * n) as u64)
+                    .into_iter()
+                    .map(&of)
+                    .collect();
                 for (strides, j0) in [((n + 3, 1), 2), ((1, k), 3)] {
-                    let mut want = vec![0f32; n];
+                    let mut want = vec![T::ZERO; n];
                     // SAFETY: B's elements for columns j0..j0 + n lie in `b` (n + 3 columns).
                     unsafe {
-                        f32::gemm(
+                        T::gemm(
                             1,
                             k,
                             n,
@@ -212,10 +221,13 @@ mod tests {
                             n,
                         )
                     };
-                    let mut got = vec![f32::NAN; n];
+                    let mut got = vec![T::ONE; n];
                     row_times(&a, &b, strides, j0, &mut got);
-                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                    assert_eq!(bits(&got), bits(&want), "k {k} n {n} strides {strides:?}");
+                    let same = got
+                        .iter()
+                        .zip(&want)
+                        .all(|(g, w)| g.as_f64().to_bits() == w.as_f64().to_bits());
+                    assert!(same, "k {k} n {n} strides {strides:?}");
                 }
             }
         }
