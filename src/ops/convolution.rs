@@ -43,7 +43,9 @@
 //!   ([`lanes`](crate::ops::kernel::lanes)): copied with zeros around them into one buffer,
 //!   plane `c` in lane `c` of every position (squares of 16 × 16 transposed in registers),
 //!   so that each tap is one vector load and one multiply and add for 16 planes at any
-//!   stride, the outputs transposed back to their planes; blocks of planes in parallel.
+//!   stride, the outputs transposed back to their planes (kernel rows that meet only the
+//!   padding for a block of outputs skipped: they would add zeros); blocks of planes in
+//!   parallel.
 //!   Otherwise output planes in parallel: a 2D plane is copied with zeros around it (as
 //!   the planes of its strides' phases), so that every tap is one fixed offset from the
 //!   output's index and the sums over the whole plane run in blocks of up to 32 held in

@@ -223,11 +223,13 @@ impl Lanes {
 
     /// The windows of every output position over the copy `buf`: `step` (which updates each
     /// lane's sum from its weight and value) folded over `taps` (offset into the copy, each
-    /// lane's weight) in order from `init` in every lane, handed to
-    /// `emit` a block of positions at a time with the first one's index in the plane (row by
-    /// row): [`LANES`] positions at a time where the plane has as many, so that a block is a
-    /// [`Square`]. The last block may overlap the one before it (its positions handed again,
-    /// with the same values).
+    /// lane's weight, one per tap in [`offsets`](Self::offsets)' order) in order from `init`
+    /// in every lane, handed to `emit` a block of positions at a time with the first one's
+    /// index in the plane (row by row): [`LANES`] positions at a time where the plane has as
+    /// many, so that a block is a [`Square`]. The last block may overlap the one before it
+    /// (its positions handed again, with the same values). The taps of a kernel row that
+    /// lies in the padding for every position of a block are skipped: `step` over the
+    /// padding must leave the sums as they are (a sum from +0 plus `w·0` for finite `w`).
     #[inline(always)]
     pub(crate) fn sweep<A: Copy, W: Copy>(
         &self,
@@ -260,6 +262,16 @@ impl Lanes {
         let n = self.outputs();
         let ow_n = self.w.output[1];
         let [sh, sw] = self.w.stride;
+        let kw = self.w.kernel[1];
+        // The kernel rows that reach data from output row `r` (both ends fall as `r` grows).
+        let ([ih, _], [ph, _], [dh, _]) = (self.w.input, self.w.pad, self.w.dilation);
+        let reach = |r: usize| {
+            let top = r * sh;
+            let lo = ph.saturating_sub(top).div_ceil(dh);
+            let hi = (ih + ph).saturating_sub(top).div_ceil(dh);
+            (lo, hi.min(self.w.kernel[0]))
+        };
+        let whole = taps.len() == self.w.kernel[0] * kw;
         let mut p0 = 0;
         while p0 < n {
             // The last block ends at the last position.
@@ -274,6 +286,15 @@ impl Lanes {
                     (r, col) = (r + 1, 0);
                 }
             }
+            // The block's rows reach the kernel rows of its last row's first through its
+            // first row's last.
+            let taps = if whole {
+                let (lo, _) = reach(r_last(first, N, ow_n));
+                let (_, hi) = reach(first / ow_n);
+                &taps[(lo * kw).min(hi * kw)..hi * kw]
+            } else {
+                taps
+            };
             let mut acc = [[init; LANES]; N];
             if N >= 8 {
                 for (acc, q) in acc.chunks_exact_mut(8).zip(q.chunks_exact(8)) {
@@ -287,6 +308,12 @@ impl Lanes {
             p0 = first + N;
         }
     }
+}
+
+/// The output row of the last of the `n` positions from `first`, rows of `ow` positions.
+#[inline(always)]
+fn r_last(first: usize, n: usize, ow: usize) -> usize {
+    (first + n - 1) / ow
 }
 
 /// The sums of [`Lanes::blocks`] at the `M` positions `q` (`acc` holding `init`).
