@@ -48,8 +48,7 @@ use rayon::prelude::*;
 
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
 use crate::num::{Float, Int};
-use crate::ops::kernel::gemv;
-use crate::ops::kernel::value_data;
+use crate::ops::kernel::{self, gemv, value_data};
 use crate::shape::{DimRule, PartialShape, TensorType};
 use crate::tensor::{Element, Tensor, TypeSet};
 
@@ -503,7 +502,7 @@ fn float_product<T: Gemm>(plan: &Plan, a: &[T], b: &[T]) -> Vec<T> {
 fn one_row<T: Gemm>(plan: &Plan, a: &[T], b: &[T], mut out: Vec<T>) -> Vec<T> {
     let (k, n) = (plan.k, plan.n);
     let threads = rayon::current_num_threads().max(1);
-    let part = if k.saturating_mul(n) < 1 << 16 || threads == 1 {
+    let part = if k.saturating_mul(n) < kernel::PARALLEL_MIN || threads == 1 {
         n
     } else {
         n.div_ceil(threads).div_ceil(16) * 16

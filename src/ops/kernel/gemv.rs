@@ -76,16 +76,18 @@ pub(crate) fn row_times<T: Fused>(
     )
 }
 
-/// A block's sum into the result: the first block's as it is, the others added.
+/// A block's sums into the results: the first block's as they are, the others added.
 #[inline(always)]
 fn settle<T: Fused>(first: bool, c: &mut [T], part: &[T]) {
-    if first {
-        c.copy_from_slice(part);
-    } else {
-        for (c, &p) in c.iter_mut().zip(part) {
-            *c = *c + p;
-        }
+    for (c, &p) in c.iter_mut().zip(part) {
+        *c = settled(first, *c, p);
     }
+}
+
+/// One block's sum into one result: [`settle`] for a single output.
+#[inline(always)]
+fn settled<T: Fused>(first: bool, total: T, part: T) -> T {
+    if first { part } else { total + part }
 }
 
 /// `B` row-major: each block's rows added into a row of partial sums.
@@ -122,7 +124,7 @@ fn columns<T: Fused>(a: &[T], b: &[T], csb: usize, j0: usize, c: &mut [T], unit:
                 for (i, &ak) in ks.iter().enumerate() {
                     acc = ak.fused(col[k0 + i], acc);
                 }
-                total = if blk == 0 { acc } else { total + acc };
+                total = settled(blk == 0, total, acc);
             }
             *c = total;
         }

@@ -289,7 +289,7 @@ impl Lanes {
             // The block's rows reach the kernel rows of its last row's first through its
             // first row's last.
             let taps = if whole {
-                let (lo, _) = reach(r_last(first, N, ow_n));
+                let (lo, _) = reach((first + N - 1) / ow_n);
                 let (_, hi) = reach(first / ow_n);
                 &taps[(lo * kw).min(hi * kw)..hi * kw]
             } else {
@@ -308,12 +308,6 @@ impl Lanes {
             p0 = first + N;
         }
     }
-}
-
-/// The output row of the last of the `n` positions from `first`, rows of `ow` positions.
-#[inline(always)]
-fn r_last(first: usize, n: usize, ow: usize) -> usize {
-    (first + n - 1) / ow
 }
 
 /// The sums of [`Lanes::blocks`] at the `M` positions `q` (`acc` holding `init`).
