@@ -953,19 +953,13 @@ fn planes<S: Copy + Sync, A: Acc>(
 }
 
 impl Geometry {
-    /// The 2D window of a run with one input channel per group and two real axes, unless
-    /// most of the rows' taps fall in the padding (a plane 3 high under a 5×5 filter: the
-    /// direct loop skips those rows, a padded copy would add their zeros).
-    fn window2(&self) -> Option<Window2> {
+    /// The 2D window of a run with one input channel per group and two real axes.
+    fn plane2(&self) -> Option<Window2> {
         if !(self.cig == 1 && self.input[0] == 1 && self.kernel[0] == 1 && self.output[0] == 1) {
             return None;
         }
-        let (oh_n, kh_n) = (self.output[1], self.kernel[1]);
-        let rows_in = (0..oh_n)
-            .map(|oh| (0..kh_n).filter(|&t| self.at(1, oh, t).is_some()).count())
-            .sum::<usize>();
         let two = |v: [usize; 3]| [v[1], v[2]];
-        (4 * rows_in >= 3 * oh_n * kh_n).then(|| Window2 {
+        Some(Window2 {
             input: two(self.input),
             kernel: two(self.kernel),
             output: two(self.output),
@@ -975,17 +969,27 @@ impl Geometry {
         })
     }
 
+    /// [`Self::plane2`], unless most of the rows' taps fall in the padding (a plane 3 high
+    /// under a 5×5 filter: the direct loop skips those rows, a padded copy would add their
+    /// zeros).
+    fn window2(&self) -> Option<Window2> {
+        let (oh_n, kh_n) = (self.output[1], self.kernel[1]);
+        let rows_in = (0..oh_n)
+            .map(|oh| (0..kh_n).filter(|&t| self.at(1, oh, t).is_some()).count())
+            .sum::<usize>();
+        self.plane2().filter(|_| 4 * rows_in >= 3 * oh_n * kh_n)
+    }
+
     /// The layout of [`padded_plane`]'s copy of a plane, where [`direct`] takes that path.
     fn padded(&self) -> Option<Phases> {
         self.window2().and_then(Phases::new)
     }
 
     /// The layout of [`side_by_side`]'s copy, where [`direct`] takes that path: one output
-    /// channel per input channel (the planes of the data and of the output then pair up).
+    /// channel per input channel (the planes of the data and of the output then pair up),
+    /// shallow planes too (a block of outputs skips the kernel rows that meet only padding).
     fn lanes(&self) -> Option<Lanes> {
-        self.window2()
-            .filter(|_| self.cog == 1)
-            .and_then(Lanes::new)
+        self.plane2().filter(|_| self.cog == 1).and_then(Lanes::new)
     }
 
     /// Elements of the scratch each thread of [`direct`] keeps: [`side_by_side`]'s copy or
@@ -2276,7 +2280,8 @@ mod tests {
             (15, 9, 1, 2, 2, 1, 1),
             (28, 11, 1, 3, 2, 2, 2),
             (9, 8, 0, 2, 1, 3, 3),
-            // Most of the rows' taps in the padding: the direct path.
+            // Most of the rows' taps in the padding: side by side, blocks skip those rows; a
+            // plane at a time, the direct loop.
             (9, 2, 1, 1, 1, 1, 1),
         ];
         // Channels and images: one partial block of planes side by side, and blocks of 16
@@ -2396,12 +2401,17 @@ mod tests {
         let o = op(true, &[2, 2], &[1, 1], &[1, 1], &[1, 1], AutoPad::Explicit);
         let g = o.geometry(&[1, 4, 28, 28], &[4, 2, 1, 3, 3]).unwrap();
         assert_eq!((g.lanes(), g.direct_scratch()), (None, 5 * 15 * 15));
-        // A million phases for one output: the direct loop, no copy.
+        // A million phases for one output: no phase planes; side by side, only the 3 × 3
+        // positions the taps reach.
         let g = geometry(&[1, 4, 5, 5], &[1000, 1000], &[1, 1]);
-        assert_eq!((g.padded(), g.lanes(), g.direct_scratch()), (None, None, 0));
-        // A plane 2 high under 3 rows of taps: most fall in the padding.
+        assert_eq!(g.padded(), None);
+        assert_eq!(g.lanes().map(|l| l.len()), Some(3 * 3));
+        assert_eq!(g.direct_scratch(), 3 * 3 * 16);
+        // A plane 2 high under 3 rows of taps: most fall in the padding, so no padded copy
+        // of a plane; side by side, blocks of outputs skip those rows.
         let g = geometry(&[1, 4, 2, 40], &[1, 1], &[1, 1]);
         assert_eq!(g.padded(), None);
+        assert_eq!(g.lanes().map(|l| l.len()), Some(4 * 42));
     }
 
     #[test]
