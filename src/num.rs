@@ -257,6 +257,8 @@ pub trait Float:
     const ZERO: Self;
     const ONE: Self;
     const NAN: Self;
+    /// Whether the type is f64.
+    const DOUBLE: bool;
     fn of_f64(v: f64) -> Self;
     fn as_f64(self) -> f64;
     fn is_nan(self) -> bool;
@@ -307,6 +309,7 @@ macro_rules! float_class {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
             const NAN: Self = $t::NAN;
+            const DOUBLE: bool = std::mem::size_of::<$t>() == 8;
             #[inline(always)]
             fn of_f64(v: f64) -> Self {
                 v as $t

@@ -112,6 +112,7 @@ fn case(rng: &mut Rng, ty: &str) -> Case {
             let kinds: &[&str] = if float {
                 &[
                     "Exp", "Sigmoid", "Tanh", "Relu", "Abs", "Floor", "Gelu", "Mish", "Sqrt",
+                    "HSwish", "HSigmoid",
                 ]
             } else if ty.starts_with('u') {
                 &["Abs", "Relu", "Sqrt", "Floor", "Sign"]
@@ -121,7 +122,8 @@ fn case(rng: &mut Rng, ty: &str) -> Case {
             let kind = kinds[rng.below(kinds.len())];
             let version = match kind {
                 "Gelu" => "opset7",
-                "Mish" => "opset4",
+                "Mish" | "HSwish" => "opset4",
+                "HSigmoid" => "opset5",
                 _ => "opset1",
             };
             writeln!(
@@ -486,8 +488,8 @@ fn port(v: usize, params: usize) -> usize {
 /// columns, planes of the output) read those operands run by run instead of gathering them:
 /// checked against layer-by-layer execution, with the running value on either side, for
 /// shared (a new, streamed or not, output) and owned inputs. Some have unary layers between
-/// the steps or before the first: exact ones (Relu, Abs, Clamp…) are links of the chain in
-/// registers; Exp makes the group go tile by tile. The full-size input holds NaNs (signalling
+/// the steps or before the first: exact ones (Relu, Abs, Clamp…) and HSwish and HSigmoid are
+/// links of the chain in registers; Exp makes the group go tile by tile. The full-size input holds NaNs (signalling
 /// too), infinities, ±0 and subnormals now and then.
 #[test]
 fn chains_over_long_broadcast_runs_match_layer_by_layer() {
@@ -533,10 +535,17 @@ fn chains_over_long_broadcast_runs_match_layer_by_layer() {
                 ("Sign", ""),
                 ("Sqrt", ""),
                 ("Exp", ""),
-            ][rng.below(9)];
+                ("HSwish", ""),
+                ("HSigmoid", ""),
+            ][rng.below(11)];
+            let version = match kind {
+                "HSwish" => "opset4",
+                "HSigmoid" => "opset5",
+                _ => "opset1",
+            };
             writeln!(
                 xml,
-                "<layer id=\"{id}\" name=\"u{id}\" type=\"{kind}\" version=\"opset1\">{data}<input><port id=\"0\" precision=\"FP32\">{}</port></input><output><port id=\"1\" precision=\"FP32\">{}</port></output></layer>",
+                "<layer id=\"{id}\" name=\"u{id}\" type=\"{kind}\" version=\"{version}\">{data}<input><port id=\"0\" precision=\"FP32\">{}</port></input><output><port id=\"1\" precision=\"FP32\">{}</port></output></layer>",
                 dims(&full),
                 dims(&full)
             )
@@ -662,6 +671,8 @@ fn layer(
         | "Abs" | "Floor" | "Tanh" | "Sigmoid" | "Negative" | "SquaredDifference" | "Less"
         | "Greater" | "Equal" | "NotEqual" | "LessEqual" | "GreaterEqual" | "Select"
         | "Convolution" | "GroupConvolution" => "opset1",
+        "HSwish" => "opset4",
+        "HSigmoid" => "opset5",
         other => panic!("no version for {other}"),
     };
     writeln!(
@@ -799,7 +810,9 @@ fn mixed_case(rng: &mut Rng) -> Case {
         } else if r < 5 {
             let (s, t) = values[x].clone();
             let kinds: &[&str] = if t.starts_with('f') || t == "bf16" {
-                &["Exp", "Relu", "Abs", "Floor", "Tanh", "Sigmoid"]
+                &[
+                    "Exp", "Relu", "Abs", "Floor", "Tanh", "Sigmoid", "HSwish", "HSigmoid",
+                ]
             } else if t.starts_with('u') {
                 &["Abs", "Relu"]
             } else {
@@ -1287,9 +1300,10 @@ fn conv_case(rng: &mut Rng) -> Case {
     let mut last = 2;
     for id in 3..4 + rng.below(4) {
         let op = [
-            "Add", "Multiply", "Subtract", "Divide", "Maximum", "Relu", "Abs", "Tanh",
-        ][rng.below(8)];
-        if matches!(op, "Relu" | "Abs" | "Tanh") {
+            "Add", "Multiply", "Subtract", "Divide", "Maximum", "Relu", "Abs", "Tanh", "HSwish",
+            "HSigmoid",
+        ][rng.below(10)];
+        if matches!(op, "Relu" | "Abs" | "Tanh" | "HSwish" | "HSigmoid") {
             layer(&mut xml, id, op, "", &[(&out, ty)], (&out, ty));
             edges.push((last, out_port[last], id, 0));
             out_port[id] = 1;

@@ -14,8 +14,8 @@ use crate::ops::binary::{ArithOp, ArithVisitor};
 use crate::ops::unary::UnaryLink;
 use crate::tensor::Element;
 
-/// The op of one step of a linear chain: a binary op of the arithmetic family, or an exact
-/// unary op (Relu, Abs, Clamp, Floor…), which has no other operand.
+/// The op of one step of a linear chain: a binary op of the arithmetic family, or a unary op
+/// (Relu, Abs, Clamp, Floor…, HSwish), which has no other operand.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ChainOp {
     Arith(ArithOp),

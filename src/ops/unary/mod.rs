@@ -72,7 +72,7 @@ pub trait Unary: Copy + fmt::Debug + PartialEq + Send + Sync + 'static {
 
     /// The op as a step of a register-held chain of floats: the [`EXACT`](Unary::EXACT) ops,
     /// whose float rule is a few IEEE operations in the type itself (as their kernel computes
-    /// it).
+    /// it), and the table's `typed` rows (HSigmoid, HSwish), whose step is [`typed_rule`].
     fn link(self) -> Option<UnaryLink> {
         None
     }
@@ -194,7 +194,7 @@ macro_rules! unary_table {
                 const NAME: &'static str = $name;
                 const VERSION: u32 = $version;
                 const TYPES: TypeSet = TypeSet::$types;
-                const EXACT: bool = $exact;
+                const EXACT: bool = $crate::ops::unary::exact_flag!($exact);
 
                 fn parse(_: &Attrs) -> Result<Self, Vec<AttrError>> {
                     Ok($ty)
@@ -256,34 +256,55 @@ macro_rules! unary_table {
         /// Every member's definition, for the registry.
         pub const FAMILY: &[&OpDef] = &[$(&$const,)* $(&UnaryOp::<$own>::DEF,)*];
 
-        $crate::ops::unary::links! { @acc [] $(($ty $exact))* $(($own_link true))* }
+        $crate::ops::unary::links! { @acc [] [] $(($ty $exact))* $(($own_link true))* }
     };
 }
 pub(crate) use unary_table;
 
-/// The `Some(link)` of an exact row, `None` for the others ([`Unary::link`]).
+/// A row's `exact` as [`Unary::EXACT`]: `typed` rows are not exact.
+macro_rules! exact_flag {
+    (true) => {
+        true
+    };
+    (false) => {
+        false
+    };
+    (typed) => {
+        false
+    };
+}
+pub(crate) use exact_flag;
+
+/// The `Some(link)` of an exact or `typed` row, `None` for the others ([`Unary::link`]).
 macro_rules! row_link {
+    (false, $ty:ident, $k:expr) => {
+        None
+    };
     (true, $ty:ident, $k:expr) => {
         Some(UnaryLink::$ty($k))
     };
-    (false, $ty:ident, $k:expr) => {
-        None
+    (typed, $ty:ident, $k:expr) => {
+        Some(UnaryLink::$ty($k))
     };
 }
 pub(crate) use row_link;
 
-/// [`UnaryLink`], the enum of the exact members (`(Row exact)` pairs, the others dropped).
+/// [`UnaryLink`], the enum of the exact and `typed` members (`(Row exact)` pairs, the others
+/// dropped).
 macro_rules! links {
-    (@acc [$($done:ident)*]) => {
-        /// An exact member of the family, as a register-held chain of floats carries it.
+    (@acc [$($done:ident)*] [$($typed:ident)*]) => {
+        /// A member of the family as a register-held chain of floats carries it: an exact one
+        /// (its float rule in the chain's type) or a `typed` one (the rule its kernel computes
+        /// for the chain's type, [`typed_rule`](crate::ops::unary::typed_rule)).
         #[derive(Clone, Copy, Debug, PartialEq)]
         pub enum UnaryLink {
             $($done($done),)*
+            $($typed($typed),)*
         }
 
         impl UnaryLink {
-            /// Calls `v` with this op's float rule, as a rule of two operands that ignores its
-            /// second.
+            /// Calls `v` with this op's rule in `F`, as a rule of two operands that ignores
+            /// its second.
             #[inline(always)]
             pub fn visit<F: Float, V: ArithVisitor<F>>(self, v: V) -> V::Out {
                 match self {
@@ -291,15 +312,22 @@ macro_rules! links {
                         #[inline(always)]
                         move |a, _| k.float(a),
                     ),)*
+                    $(UnaryLink::$typed(k) => v.visit(
+                        #[inline(always)]
+                        move |a, _| $crate::ops::unary::typed_rule(k, a),
+                    ),)*
                 }
             }
         }
     };
-    (@acc [$($done:ident)*] ($ty:ident true) $($rest:tt)*) => {
-        $crate::ops::unary::links! { @acc [$($done)* $ty] $($rest)* }
+    (@acc [$($done:ident)*] [$($typed:ident)*] ($ty:ident true) $($rest:tt)*) => {
+        $crate::ops::unary::links! { @acc [$($done)* $ty] [$($typed)*] $($rest)* }
     };
-    (@acc [$($done:ident)*] ($ty:ident false) $($rest:tt)*) => {
-        $crate::ops::unary::links! { @acc [$($done)*] $($rest)* }
+    (@acc [$($done:ident)*] [$($typed:ident)*] ($ty:ident typed) $($rest:tt)*) => {
+        $crate::ops::unary::links! { @acc [$($done)*] [$($typed)* $ty] $($rest)* }
+    };
+    (@acc [$($done:ident)*] [$($typed:ident)*] ($ty:ident false) $($rest:tt)*) => {
+        $crate::ops::unary::links! { @acc [$($done)*] [$($typed)*] $($rest)* }
     };
 }
 pub(crate) use links;
@@ -366,6 +394,17 @@ macro_rules! narrow_elems {
     )*};
 }
 narrow_elems!(half::f16 half::bf16);
+
+/// A row's rule in a chain of `F` (f32 or f64), as its kernel computes each element: the f32
+/// rule ([`f32_rule`]) or the f64 rule ([`Unary::double`]). (The conversions are exact.)
+#[inline(always)]
+pub fn typed_rule<K: Unary, F: Float>(k: K, x: F) -> F {
+    if F::DOUBLE {
+        F::of_f64(k.double(x.as_f64()))
+    } else {
+        F::of_f64(f64::from(f32_rule(k, x.as_f64() as f32)))
+    }
+}
 
 /// A row's f32 rule: in f32 when exact, the row's single-precision form where it has one,
 /// else in f64 rounded once.

@@ -1,8 +1,10 @@
 //! The table of the unary family (see [`super`] for what every row gets).
 //!
 //! A row: the Rust type and the name of its definition, the layer type and op version, the
-//! element types the spec allows, whether the float rule is exact in f32, the integer rule
-//! (wrapping; an `Err` for a case the op leaves undefined) and the float rule. Members with
+//! element types the spec allows, whether the float rule is exact in f32 (`typed`: not exact,
+//! but cheap enough per element that its f32 and f64 rules run as steps of a register-held
+//! chain, a convolution's epilogue among them), the integer rule (wrapping; an `Err` for a
+//! case the op leaves undefined) and the float rule. Members with
 //! attributes or parameter inputs (Clamp, Elu, Gelu, Round, Swish, Selu, HardSigmoid) are in
 //! [`super::own`] and listed under `own`. Adding a row registers the op (`FAMILY` is in
 //! [`REGISTRY`](crate::ops::REGISTRY)).
@@ -141,12 +143,12 @@ unary_table! {
             lane |x| single::sigmoid_lane(x),
             double |x| double::sigmoid(x);
         /// HSigmoid-5: `min(max(x + 3, 0), 6) / 6`.
-        HSigmoid HSIGMOID: "HSigmoid"-5, FLOAT, exact: false,
+        HSigmoid HSIGMOID: "HSigmoid"-5, FLOAT, exact: typed,
             int |x| no_int(),
             float |x| hsigmoid(x),
             single |x| single::hsigmoid(x);
         /// HSwish-4: `x · min(max(x + 3, 0), 6) / 6`.
-        HSwish HSWISH: "HSwish"-4, FLOAT, exact: false,
+        HSwish HSWISH: "HSwish"-4, FLOAT, exact: typed,
             int |x| no_int(),
             float |x| times(x, hsigmoid(x)),
             single |x| single::hswish(x),
