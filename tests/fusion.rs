@@ -120,12 +120,7 @@ fn case(rng: &mut Rng, ty: &str) -> Case {
                 &["Abs", "Relu", "Negative", "Sqrt", "Sign"]
             };
             let kind = kinds[rng.below(kinds.len())];
-            let version = match kind {
-                "Gelu" => "opset7",
-                "Mish" | "HSwish" => "opset4",
-                "HSigmoid" => "opset5",
-                _ => "opset1",
-            };
+            let version = opset(kind);
             writeln!(
                 xml,
                 "<layer id=\"{id}\" name=\"l{l}\" type=\"{kind}\" version=\"{version}\"><input><port id=\"0\" precision=\"{prec}\">{}</port></input><output><port id=\"1\" precision=\"{prec}\" names=\"l{l}\">{}</port></output></layer>",
@@ -489,8 +484,8 @@ fn port(v: usize, params: usize) -> usize {
 /// checked against layer-by-layer execution, with the running value on either side, for
 /// shared (a new, streamed or not, output) and owned inputs. Some have unary layers between
 /// the steps or before the first: exact ones (Relu, Abs, Clamp…) and HSwish and HSigmoid are
-/// links of the chain in registers; Exp makes the group go tile by tile. The full-size input holds NaNs (signalling
-/// too), infinities, ±0 and subnormals now and then.
+/// links of the chain in registers; Exp makes the group go tile by tile. The full-size input
+/// holds NaNs (signalling too), infinities, ±0 and subnormals now and then.
 #[test]
 fn chains_over_long_broadcast_runs_match_layer_by_layer() {
     let full = [3usize, 70, 130];
@@ -538,11 +533,7 @@ fn chains_over_long_broadcast_runs_match_layer_by_layer() {
                 ("HSwish", ""),
                 ("HSigmoid", ""),
             ][rng.below(11)];
-            let version = match kind {
-                "HSwish" => "opset4",
-                "HSigmoid" => "opset5",
-                _ => "opset1",
-            };
+            let version = opset(kind);
             writeln!(
                 xml,
                 "<layer id=\"{id}\" name=\"u{id}\" type=\"{kind}\" version=\"{version}\">{data}<input><port id=\"0\" precision=\"FP32\">{}</port></input><output><port id=\"1\" precision=\"FP32\">{}</port></output></layer>",
@@ -645,6 +636,20 @@ fn chains_over_long_broadcast_runs_match_layer_by_layer() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The opset of the layer types the random graphs use.
+fn opset(kind: &str) -> &'static str {
+    match kind {
+        "Convert" | "Subtract" | "Add" | "Multiply" | "Maximum" | "Divide" | "Exp" | "Relu"
+        | "Abs" | "Floor" | "Ceiling" | "Sqrt" | "Sign" | "Clamp" | "Tanh" | "Sigmoid"
+        | "Negative" | "SquaredDifference" | "Less" | "Greater" | "Equal" | "NotEqual"
+        | "LessEqual" | "GreaterEqual" | "Select" | "Convolution" | "GroupConvolution" => "opset1",
+        "Mish" | "HSwish" => "opset4",
+        "HSigmoid" => "opset5",
+        "Gelu" => "opset7",
+        other => panic!("no version for {other}"),
+    }
+}
+
 /// One layer of [`mixed_case`]: `kind` with `data`, reading `inputs`, its output of `shape`
 /// and element type `ty`.
 fn layer(
@@ -666,15 +671,7 @@ fn layer(
             )
         })
         .collect();
-    let version = match kind {
-        "Convert" | "Subtract" | "Add" | "Multiply" | "Maximum" | "Divide" | "Exp" | "Relu"
-        | "Abs" | "Floor" | "Tanh" | "Sigmoid" | "Negative" | "SquaredDifference" | "Less"
-        | "Greater" | "Equal" | "NotEqual" | "LessEqual" | "GreaterEqual" | "Select"
-        | "Convolution" | "GroupConvolution" => "opset1",
-        "HSwish" => "opset4",
-        "HSigmoid" => "opset5",
-        other => panic!("no version for {other}"),
-    };
+    let version = opset(kind);
     writeln!(
         xml,
         "<layer id=\"{id}\" name=\"l{id}\" type=\"{kind}\" version=\"{version}\">{data}<input>{ports}</input><output><port id=\"{}\" precision=\"{}\" names=\"l{id}\">{}</port></output></layer>",
