@@ -28,10 +28,12 @@
 //! * **f32** through the packed GEMM of [`gemm`](crate::ops::kernel::gemm): per image and
 //!   group, `out[C_OUT/G × P] = filters[C_OUT/G × K] · cols[K × P]` with `K = C_IN/G · taps`,
 //!   `P` the output positions. The columns are gathered (im2col) a tile of output positions
-//!   at a time, straight into the column panels the GEMM reads, in a scratch of about 1 MiB
-//!   per thread (a 1×1 kernel with stride 1 and no padding copies the data rows); the filters
-//!   are read where they lie (a Const's bytes). Each output is one fused multiply-add chain
-//!   over `K` in order, so the bits are the same on AVX-512, AVX2 and plain code. The parts
+//!   at a time, straight into the column panels the GEMM reads, in a scratch of at most
+//!   about 1 MiB per thread, the tile's columns and output rows together within that size
+//!   so that the epilogue finds the output in the cache (a 1×1 kernel with stride 1 and no
+//!   padding copies the data rows); the filters are read where they lie (a Const's bytes).
+//!   Each output is one fused multiply-add chain over `K` in order, so the bits are the
+//!   same on AVX-512, AVX2 and plain code. The parts
 //!   (image, group, tile, and output-channel blocks when they are too few for the threads)
 //!   run in parallel with rayon, each writing its own output elements.
 //! * **f64** alike through the GEMM crate of [`matmul`](super::matmul) (`matrixmultiply`),
@@ -1202,7 +1204,9 @@ struct Part {
 /// threads (the bits depend on neither).
 fn plan(g: &Geometry, elem: usize) -> (usize, Vec<Part>) {
     let plane = g.out_plane();
-    let mut tile = tile_width(g.k(), elem, MIN_TILE, plane);
+    // The columns and the output rows of a part within the scratch size, so that the output
+    // is still in the cache for the epilogue and the next layer.
+    let mut tile = tile_width(g.k() + g.cog, elem, MIN_TILE, plane);
     if tile < plane {
         // Whole column panels of the packed GEMM.
         tile = tile / MAX_NR * MAX_NR;

@@ -23,6 +23,8 @@ const MR: usize = 8;
 const KC: usize = 256;
 /// Rows of `A` per block: `MC × KC` of `A` stays in the L2 cache while the panels pass.
 const MC: usize = 256;
+/// Bytes of panel blocks that the row blocks of `A` pass in turn (within the L1 cache).
+const L1_PANELS: usize = 32 << 10;
 /// The widest panel (AVX-512's two registers of 16 lanes).
 pub(crate) const MAX_NR: usize = 32;
 
@@ -129,9 +131,11 @@ type Tile = unsafe fn(
 );
 
 /// The loops around the micro-tile (`NR` the panel width): blocks of `MC` rows, of `KC`
-/// steps, then each panel and each `MR` rows. A panel wider than what is left of `C` runs on
-/// a spare tile, whose valid columns are copied in and out, and with `half` (a micro-tile of
-/// the panel's first `NR / 2` columns) when those are enough.
+/// steps, then chunks of panels (as many as fit `L1_PANELS`: one or two of `KC` steps, a
+/// dozen or more for a short `k`), each `MR` rows and each panel of the chunk. A panel wider
+/// than what is left of `C` runs on a spare tile, whose valid columns are copied in and out,
+/// and with `half` (a micro-tile of the panel's first `NR / 2` columns) when those are
+/// enough.
 ///
 /// # Safety
 /// As [`Panels::gemm`], with `b` holding the panels of `NR` columns.
@@ -151,39 +155,45 @@ unsafe fn drive<const NR: usize>(
         for k0 in (0..s.k).step_by(KC) {
             let kc = KC.min(s.k - k0);
             let first = k0 == 0;
-            for j in 0..panels {
-                let cols = NR.min(s.n - j * NR);
-                // SAFETY: panel `j`'s rows `k0..k0 + kc` lie in `b` (the caller's packing).
-                let bp = unsafe { b.add(j * s.k * NR + k0 * NR) };
+            // Panels per chunk: as many as fit [`L1_PANELS`] bytes, so that each row block
+            // of `A` passes a chunk (still in the L1 cache) and the rows of `C` are written
+            // a chunk's width at a time rather than one panel's.
+            let chunk = (L1_PANELS / (kc * NR * 4)).max(1);
+            for j0 in (0..panels).step_by(chunk) {
                 for i0 in (m0..m1).step_by(MR) {
                     let rows = MR.min(m1 - i0);
-                    // SAFETY: rows `i0..i0 + rows` of `a` from step `k0`, and of `c` from
-                    // column `j·NR`, are within the caller's bounds; the spare tile holds
-                    // `rows × NR` at stride `NR`.
-                    unsafe {
-                        let ap = a.add(i0 * s.lda + k0);
-                        let cp = c.add(i0 * s.ldc + j * NR);
-                        if cols == NR {
-                            tile(rows, kc, ap, s.lda, bp, cp, s.ldc, first);
-                        } else {
-                            let sp = spare.as_mut_ptr();
-                            if !first {
+                    for j in j0..(j0 + chunk).min(panels) {
+                        let cols = NR.min(s.n - j * NR);
+                        // SAFETY: panel `j`'s rows `k0..k0 + kc` lie in `b` (the caller's
+                        // packing); rows `i0..i0 + rows` of `a` from step `k0`, and of `c`
+                        // from column `j·NR`, are within the caller's bounds; the spare tile
+                        // holds `rows × NR` at stride `NR`.
+                        unsafe {
+                            let bp = b.add(j * s.k * NR + k0 * NR);
+                            let ap = a.add(i0 * s.lda + k0);
+                            let cp = c.add(i0 * s.ldc + j * NR);
+                            if cols == NR {
+                                tile(rows, kc, ap, s.lda, bp, cp, s.ldc, first);
+                            } else {
+                                let sp = spare.as_mut_ptr();
+                                if !first {
+                                    for r in 0..rows {
+                                        std::ptr::copy_nonoverlapping(
+                                            cp.add(r * s.ldc),
+                                            sp.add(r * NR),
+                                            cols,
+                                        );
+                                    }
+                                }
+                                let t = if cols <= NR / 2 { half } else { tile };
+                                t(rows, kc, ap, s.lda, bp, sp, NR, first);
                                 for r in 0..rows {
                                     std::ptr::copy_nonoverlapping(
-                                        cp.add(r * s.ldc),
                                         sp.add(r * NR),
+                                        cp.add(r * s.ldc),
                                         cols,
                                     );
                                 }
-                            }
-                            let t = if cols <= NR / 2 { half } else { tile };
-                            t(rows, kc, ap, s.lda, bp, sp, NR, first);
-                            for r in 0..rows {
-                                std::ptr::copy_nonoverlapping(
-                                    sp.add(r * NR),
-                                    cp.add(r * s.ldc),
-                                    cols,
-                                );
                             }
                         }
                     }
@@ -529,6 +539,9 @@ mod tests {
             (6, 32, 256),
             (13, 17, 257),
             (250, 70, 600),
+            // Several chunks of panels (short k), the last one partial.
+            (13, 645, 27),
+            (9, 300, 1),
             (5, 3, 0),
         ];
         for (t, &(m, n, k)) in dims.iter().enumerate() {
