@@ -66,10 +66,12 @@
 //! `same_*` on a dim that is not static gives `?`); a dynamic rank gives `k + 2` dynamic dims.
 //!
 //! Execution of MaxPool's maxima over 2D (or 1D) planes without NaN or −0, where every window
-//! holds a data element: the plane is copied with its padding (−∞, or an integer type's
-//! minimum) into the planes of the strides' phases, and every window's maximum taken a tap at
-//! a time over the whole plane, each tap a fixed offset (vectorised, in register blocks; with
-//! no NaN and no −0, equal values have equal bits and the order of the taps cannot show).
+//! holds a data element: for each output row, the maxima over the window's rows column by
+//! column, then that row copied with its padding (−∞, or an integer type's minimum) into the
+//! row's stride phases and every window's maximum taken a tap at a time over the row, each
+//! tap a fixed offset (vectorised, in register blocks; with no NaN and no −0, equal values
+//! have equal bits and the order of the taps cannot show). The check for NaN and −0 reads
+//! each data row as the maxima first read it.
 //! Otherwise: per `(n, c)` plane through precomputed per-axis tap ranges (no padding tests in
 //! the loops), separably, a segment of an output row at a time: first the column maxima or
 //! sums over the window's rows, for the columns the segment's windows cover (contiguous rows,
@@ -86,7 +88,7 @@ use std::mem::MaybeUninit;
 use std::ops::Range;
 
 use super::adaptive_pool::for_parts;
-use super::kernel::phases::{Phases, Window2, sweep};
+use super::kernel::phases::{Phases, Window2, copy_every, sweep};
 use super::kernel::{contiguous, tensor_from, vectorised};
 use super::mvn::Real;
 use super::spatial::{Rounding, Rule, Window, parse_list};
@@ -409,9 +411,9 @@ impl Op for Pool {
             && let Kind::Max { .. } = self.kind
             && let Some(layout) = max_layout(&g)
         {
-            // Each thread's padded copy and sums (see `max_planes`).
+            // Each thread's row copy, sums and column maxima (see `max_planes`).
             let each = ty
-                .storage_bytes(layout.scratch() as u64)
+                .storage_bytes(max_scratch(&g, &layout) as u64)
                 .unwrap_or(u64::MAX);
             bytes = bytes.saturating_add(each.saturating_mul(rayon::current_num_threads() as u64));
         }
@@ -785,46 +787,107 @@ fn max_values<T: Pooled>(x: &[T], g: &Geometry) -> Result<Tensor, EvalError> {
     )
 }
 
-/// The phase layout of [`max_planes`] for `g`, if it is 2D (the first of the three axes
-/// trivial) and every window has a data element (the padding then only ever loses).
+/// The layout of [`max_planes`] for `g` (the phases of one row of the data), if it is 2D (the
+/// first of the three axes trivial) and every window has a data element (the padding then
+/// only ever loses).
 fn max_layout(g: &Geometry) -> Option<Phases> {
     let trivial = g.input[0] == 1 && g.out[0] == 1 && g.kernel[0] == 1;
     let nonempty = |a: usize| g.spans[a].iter().all(|s| s.taps > 0);
     if !trivial || g.total == 0 || !nonempty(1) || !nonempty(2) {
         return None;
     }
-    let two = |v: [usize; 3]| [v[1], v[2]];
     Phases::new(Window2 {
-        input: two(g.input),
-        kernel: two(g.kernel),
-        output: two(g.out),
-        stride: two(g.stride),
-        dilation: two(g.dilation),
-        pad: two(g.pad),
+        input: [1, g.input[2]],
+        kernel: [1, g.kernel[2]],
+        output: [1, g.out[2]],
+        stride: [1, g.stride[2]],
+        dilation: [1, g.dilation[2]],
+        pad: [0, g.pad[2]],
     })
 }
 
-/// [`max_values`] a plane at a time through [`Phases`]: each window's maximum is the same
-/// whatever the order of its taps when the plane holds no NaN and no −0 (equal values then
-/// have equal bits), and the padding is below every value. So a plane without them is copied
-/// with its padding and swept over the whole plane from [`Pooled::BOTTOM`] ([`sweep`]:
-/// vectorised, no border cases); a plane with one goes a row segment at a time
-/// ([`max_segment`]).
+/// Elements of [`max_planes`]' scratch per thread: a row's phase copy and sums, and the
+/// column maxima.
+fn max_scratch(g: &Geometry, layout: &Phases) -> usize {
+    layout.scratch().saturating_add(g.input[2])
+}
+
+/// Whether `rows` holds a NaN or a −0 ([`Pooled::odd`]).
+#[inline(always)]
+fn odd_rows<T: Pooled>(rows: &[T]) -> bool {
+    rows.iter().fold(false, |a, v| a | v.odd())
+}
+
+/// `out[j]` = the maximum of `x[r + j]` over the row offsets `r` in `rows` (at least one), in
+/// blocks of 16 held in registers through the rows (the last block overlapping the one before
+/// it).
+#[inline(always)]
+fn column_max<T: Pooled>(x: &[T], rows: &[usize], out: &mut [T]) {
+    const L: usize = 16;
+    let n = out.len();
+    if n < L {
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = rows[1..]
+                .iter()
+                .fold(x[rows[0] + j], |a, &r| max_of(a, x[r + j]));
+        }
+        return;
+    }
+    for j in (0..n - L + 1).step_by(L) {
+        column_block::<T, L>(x, rows, j, &mut out[j..j + L]);
+    }
+    if !n.is_multiple_of(L) {
+        column_block::<T, L>(x, rows, n - L, &mut out[n - L..]);
+    }
+}
+
+/// The greater of `a` and `v` (`a` when neither is).
+#[inline(always)]
+fn max_of<T: Pooled>(a: T, v: T) -> T {
+    if v > a { v } else { a }
+}
+
+/// Columns `j..j + L` of [`column_max`].
+#[inline(always)]
+fn column_block<T: Pooled, const L: usize>(x: &[T], rows: &[usize], j: usize, out: &mut [T]) {
+    let mut acc: [T; L] = x[rows[0] + j..][..L].try_into().expect("L elements");
+    for &r in &rows[1..] {
+        let v: &[T; L] = x[r + j..][..L].try_into().expect("L elements");
+        for (a, &v) in acc.iter_mut().zip(v) {
+            *a = max_of(*a, v);
+        }
+    }
+    out.copy_from_slice(&acc);
+}
+
+/// [`max_values`] a plane at a time, separably: each window's maximum is the same whatever
+/// the order of its taps when the plane holds no NaN and no −0 (equal values then have equal
+/// bits), and the padding is below every value. So for each output row, the maxima over the
+/// window's rows are taken column by column (vectorised; each data row checked for NaN and
+/// −0 when first read), then the windows' maxima over those, through the row's phase copy
+/// with its padding ([`sweep`]: vectorised, no border cases). A plane with a NaN or a −0
+/// goes a row segment at a time instead ([`max_segment`]).
 fn max_planes<T: Pooled>(x: &[T], g: &Geometry, layout: &Phases) -> Result<Tensor, EvalError> {
     let total = g.total;
+    let [_, height, width] = g.input;
+    let (ow, dh) = (g.out[2], g.dilation[1]);
     let mut out: Vec<T> = Vec::with_capacity(total);
     let mut planes: Vec<&mut [MaybeUninit<T>]> = out.spare_capacity_mut()[..total]
         .chunks_mut(g.out_plane)
         .collect();
     let mut none = vec![(); planes.len()];
     let taps: Vec<(usize, ())> = layout.offsets().map(|t| (t, ())).collect();
+    let pieces: Vec<(usize, usize, usize)> = layout.column_phases().collect();
+    let sw = g.stride[2];
     let max = |a: T, (), v: T| if v > a { v } else { a };
     for_parts(
         &mut planes,
         &mut none,
         g.out_plane.saturating_mul(g.kernel_size),
         |first, part, _| {
-            let (mut buf, mut acc) = (Vec::new(), Vec::new());
+            let (mut buf, mut col) = (Vec::new(), vec![T::BOTTOM; width]);
+            let mut acc = vec![T::BOTTOM; layout.sums()];
+            let mut rows = Vec::new();
             let (mut columns, mut scratch) = (Vec::new(), Vec::new());
             vectorised(
                 #[inline(always)]
@@ -832,7 +895,44 @@ fn max_planes<T: Pooled>(x: &[T], g: &Geometry, layout: &Phases) -> Result<Tenso
                     for (k, o) in part.iter_mut().enumerate() {
                         let p = first + k;
                         let plane = &x[p * g.plane..(p + 1) * g.plane];
-                        if plane.iter().fold(false, |a, v| a | v.odd()) {
+                        // The rows below `checked` were checked, 8 rows or more at a time
+                        // (so that the check vectorises), as the maxima come to them.
+                        let (mut odd, mut checked) = (false, 0);
+                        for (oh, o_row) in o.chunks_mut(ow).enumerate() {
+                            let s = g.spans[1][oh];
+                            rows.clear();
+                            for t in 0..s.taps {
+                                let r = s.start + t * dh;
+                                if r >= checked {
+                                    let end = (r + 8).min(height);
+                                    odd |= odd_rows(&plane[checked * width..end * width]);
+                                    checked = end;
+                                }
+                                rows.push(r * width);
+                            }
+                            if odd {
+                                break;
+                            }
+                            column_max(plane, &rows, &mut col);
+                            if buf.len() != layout.len() {
+                                buf.clear();
+                                buf.resize(layout.len(), T::BOTTOM);
+                            }
+                            for &(c0, at, n) in &pieces {
+                                copy_every(&col[c0..], &mut buf[at..at + n], sw, |v| v);
+                            }
+                            sweep(&buf, &taps, T::BOTTOM, max, &mut acc);
+                            // SAFETY: `T` and `MaybeUninit<T>` have the same layout; the
+                            // output row gets its `ow` sums.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    acc.as_ptr(),
+                                    o_row.as_mut_ptr() as *mut T,
+                                    ow,
+                                )
+                            };
+                        }
+                        if odd {
                             g.each_segment(
                                 p * g.out_plane,
                                 g.out_plane,
@@ -850,22 +950,6 @@ fn max_planes<T: Pooled>(x: &[T], g: &Geometry, layout: &Phases) -> Result<Tenso
                                     )
                                 },
                             );
-                            continue;
-                        }
-                        layout.fill(plane, T::BOTTOM, &mut buf, |v| v);
-                        acc.clear();
-                        acc.resize(layout.sums(), T::BOTTOM);
-                        sweep(&buf, &taps, T::BOTTOM, max, &mut acc);
-                        for (row, src) in o.chunks_mut(g.out[2]).zip(layout.rows(&acc)) {
-                            // SAFETY: `T` and `MaybeUninit<T>` have the same layout; each
-                            // output row gets its row of sums.
-                            unsafe {
-                                std::ptr::copy_nonoverlapping(
-                                    src.as_ptr(),
-                                    row.as_mut_ptr() as *mut T,
-                                    src.len(),
-                                )
-                            };
                         }
                     }
                 },
@@ -873,8 +957,8 @@ fn max_planes<T: Pooled>(x: &[T], g: &Geometry, layout: &Phases) -> Result<Tenso
         },
     );
     drop(planes);
-    // SAFETY: every plane was written whole (each output row from its row of sums, or by the
-    // segments, which cover the plane).
+    // SAFETY: every plane was written whole (each output row from its row of sums, or, for a
+    // plane with a NaN or a −0, by the segments, which cover the plane).
     unsafe { out.set_len(total) };
     tensor_from(&g.out_shape, out)
 }
@@ -1948,6 +2032,51 @@ mod tests {
     /// Random geometries (1 to 3 axes, every auto_pad and rounding, dilations, pads beyond the
     /// kernel, NaNs and ties) against [`naive`]: the same bits and indices.
     #[test]
+    fn wide_planes_match_the_reference_loops() {
+        // Rows of up to 40 (blocks of 16 and a last overlapping one) and up to 40 rows (the
+        // NaN and −0 check 8 rows at a time); in two cases of three one NaN or −0 somewhere in
+        // the plane, so that a plane can turn to the window-order path after some rows.
+        let mut rng = Rng(11);
+        let mut pick = |n: u64| (rng.next() % n) as usize;
+        let mut checked = 0;
+        for case in 0..300 {
+            let shape = [1 + pick(2), 1 + pick(3), 1 + pick(40), 1 + pick(40)];
+            let pair = |f: &mut dyn FnMut() -> usize| format!("{},{}", f(), f());
+            let kernel = pair(&mut || 1 + pick(4));
+            let strides = pair(&mut || 1 + pick(3));
+            let dilations = pair(&mut || 1 + pick(2));
+            let (pb, pe) = (pair(&mut || pick(2)), pair(&mut || pick(2)));
+            let rounding = ["floor", "ceil"][pick(2)];
+            let attrs = [
+                ("kernel", kernel.as_str()),
+                ("strides", strides.as_str()),
+                ("dilations", dilations.as_str()),
+                ("pads_begin", pb.as_str()),
+                ("pads_end", pe.as_str()),
+                ("rounding_type", rounding),
+            ];
+            let data = attrs_for_test(&attrs);
+            let pool = parse_pool(&Attrs::new(Some(&data)), 8, true).unwrap();
+            let n: usize = shape.iter().product();
+            let mut x: Vec<f32> = (0..n).map(|_| (pick(9) as f32 - 4.0) * 0.5).collect();
+            let odd = [f32::NAN, -0.0, f32::NAN];
+            if case % 3 != 0 {
+                x[pick(n as u64)] = odd[case % 3];
+            }
+            let Some((out_shape, vals, _)) = naive(&pool, &shape, &x) else {
+                continue;
+            };
+            let got = run_unindexed(&pool, &t(&shape, x));
+            assert_eq!(got[0].shape(), out_shape, "{attrs:?} {shape:?}");
+            for (e, (&g, &w)) in f32s(&got[0]).iter().zip(&vals).enumerate() {
+                assert_eq!(g.to_bits(), w.to_bits(), "{attrs:?} {shape:?} element {e}");
+            }
+            checked += 1;
+        }
+        assert!(checked > 200, "{checked}");
+    }
+
+    #[test]
     fn random_geometries_match_the_reference_loops() {
         let mut rng = Rng(5);
         let mut pick = |n: u64| (rng.next() % n) as usize;
@@ -2650,9 +2779,10 @@ mod tests {
         let o = op(&MAX_POOL_8, &[("kernel", "1,1"), ("strides", "1,1")]);
         assert!(matches!(run(&*o, &big, 700_000), Err(EvalError::Memory(_))));
         assert!(run(&*o, &big, 800_000).is_ok());
-        // Maxima a plane at a time: each thread's padded copy and sums too (a plane each).
+        // Maxima a plane at a time: each thread's row copy, sums and column maxima too (a row
+        // each).
         let o = op(&MAX_POOL_1, &[("kernel", "1,1"), ("strides", "1,1")]);
-        let need = 4 * (1 << 16) + rayon::current_num_threads() as u64 * 4 * 2 * 128 * 128;
+        let need = 4 * (1 << 16) + rayon::current_num_threads() as u64 * 4 * 3 * 128;
         assert!(matches!(
             run(&*o, &big, need - 1),
             Err(EvalError::Memory(_))

@@ -102,20 +102,15 @@ impl Phases {
         buf: &mut Vec<A>,
         wide: impl Fn(S) -> A + Copy,
     ) {
-        let ([_, iw], [ph, pw], [sh, sw]) = (self.w.input, self.w.pad, self.w.stride);
+        let ([_, iw], [ph, _], [sh, sw]) = (self.w.input, self.w.pad, self.w.stride);
         let phase = self.hq * self.wq;
         if buf.len() != self.len() {
             buf.clear();
             buf.resize(self.len(), pad);
         }
-        // Column phase b: the columns c with (c + pw) ≡ b (mod sw), one strided copy per row;
-        // the divisions once per phase, not per row.
-        for b in 0..sw {
-            let c0 = (b + sw - pw % sw) % sw;
-            if c0 >= iw {
-                continue;
-            }
-            let (col, n) = (b * phase + (c0 + pw) / sw, (iw - c0).div_ceil(sw));
+        // One strided copy per row and column phase; the divisions once per phase, not per
+        // row.
+        for (c0, col, n) in self.column_phases() {
             // Padded row pr = r + ph is row pr / sh of row phase pr % sh.
             let (mut ra, mut rq) = (ph % sh, ph / sh);
             for src in plane.chunks_exact(iw) {
@@ -127,6 +122,18 @@ impl Phases {
                 }
             }
         }
+    }
+
+    /// For each column phase `b` (the columns `c` with `c + pw ≡ b` modulo the stride) that
+    /// holds data: the first such column `c0`, where a data row's copy starts in its phase row
+    /// (`col`, from the start of the first phase's row) and how many columns it has (`n`).
+    pub(crate) fn column_phases(&self) -> impl Iterator<Item = (usize, usize, usize)> + use<> {
+        let ([_, iw], [_, pw], [_, sw]) = (self.w.input, self.w.pad, self.w.stride);
+        let phase = self.hq * self.wq;
+        (0..sw).filter_map(move |b| {
+            let c0 = (b + sw - pw % sw) % sw;
+            (c0 < iw).then(|| (c0, b * phase + (c0 + pw) / sw, (iw - c0).div_ceil(sw)))
+        })
     }
 
     /// The output rows among a sweep's sums (`sums()` of them).
