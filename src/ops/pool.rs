@@ -1781,6 +1781,31 @@ mod tests {
         assert_eq!(f32s(&run(&*o, &x, 1 << 20).unwrap()[0]), [f32::MAX]);
     }
 
+    /// A MaxPool-8 over 2D planes: kernel 1–4, strides 1–3, dilations 1–2, each pad below
+    /// `pads`, floor or ceil rounding; and its attributes as text (for messages).
+    fn random_max_pool_2d(pick: &mut impl FnMut(u64) -> usize, pads: u64) -> (Pool, String) {
+        let mut pair = |most: u64, least: usize| {
+            let a = least + pick(most);
+            format!("{a},{}", least + pick(most))
+        };
+        let kernel = pair(4, 1);
+        let strides = pair(3, 1);
+        let dilations = pair(2, 1);
+        let (pb, pe) = (pair(pads, 0), pair(pads, 0));
+        let rounding = ["floor", "ceil"][pick(2)];
+        let attrs = [
+            ("kernel", kernel.as_str()),
+            ("strides", strides.as_str()),
+            ("dilations", dilations.as_str()),
+            ("pads_begin", pb.as_str()),
+            ("pads_end", pe.as_str()),
+            ("rounding_type", rounding),
+        ];
+        let data = attrs_for_test(&attrs);
+        let pool = parse_pool(&Attrs::new(Some(&data)), 8, true).unwrap();
+        (pool, format!("{attrs:?}"))
+    }
+
     /// MaxPool on integers is exact (extremes included).
     #[test]
     fn integer_planes_match_the_reference_loops() {
@@ -1790,23 +1815,7 @@ mod tests {
         let mut pick = |n: u64| (rng.next() % n) as usize;
         for _ in 0..200 {
             let shape = [1, 1 + pick(2), 1 + pick(9), 1 + pick(9)];
-            let two = |f: &mut dyn FnMut() -> usize| format!("{},{}", f(), f());
-            let kernel = two(&mut || 1 + pick(4));
-            let strides = two(&mut || 1 + pick(3));
-            let dilations = two(&mut || 1 + pick(2));
-            let pb = two(&mut || pick(3));
-            let pe = two(&mut || pick(3));
-            let rounding = ["floor", "ceil"][pick(2)];
-            let attrs = [
-                ("kernel", kernel.as_str()),
-                ("strides", strides.as_str()),
-                ("dilations", dilations.as_str()),
-                ("pads_begin", pb.as_str()),
-                ("pads_end", pe.as_str()),
-                ("rounding_type", rounding),
-            ];
-            let data = attrs_for_test(&attrs);
-            let pool = parse_pool(&Attrs::new(Some(&data)), 8, true).unwrap();
+            let (pool, attrs) = random_max_pool_2d(&mut pick, 3);
             let n: usize = shape.iter().product();
             let x: Vec<i32> = (0..n)
                 .map(|_| match pick(8) {
@@ -1823,14 +1832,14 @@ mod tests {
                 *v = i32::MIN as f32;
             }
             let got = run_unindexed(&pool, &t(&shape, x));
-            assert_eq!(got[0].shape(), out_shape, "{attrs:?} {shape:?}");
+            assert_eq!(got[0].shape(), out_shape, "{attrs} {shape:?}");
             let got: Vec<f32> = got[0]
                 .view::<i32>()
                 .unwrap()
                 .iter()
                 .map(|&v| v as f32)
                 .collect();
-            assert_eq!(got, vals, "{attrs:?} {shape:?}");
+            assert_eq!(got, vals, "{attrs} {shape:?}");
         }
     }
 
@@ -2041,22 +2050,7 @@ mod tests {
         let mut checked = 0;
         for case in 0..300 {
             let shape = [1 + pick(2), 1 + pick(3), 1 + pick(40), 1 + pick(40)];
-            let pair = |f: &mut dyn FnMut() -> usize| format!("{},{}", f(), f());
-            let kernel = pair(&mut || 1 + pick(4));
-            let strides = pair(&mut || 1 + pick(3));
-            let dilations = pair(&mut || 1 + pick(2));
-            let (pb, pe) = (pair(&mut || pick(2)), pair(&mut || pick(2)));
-            let rounding = ["floor", "ceil"][pick(2)];
-            let attrs = [
-                ("kernel", kernel.as_str()),
-                ("strides", strides.as_str()),
-                ("dilations", dilations.as_str()),
-                ("pads_begin", pb.as_str()),
-                ("pads_end", pe.as_str()),
-                ("rounding_type", rounding),
-            ];
-            let data = attrs_for_test(&attrs);
-            let pool = parse_pool(&Attrs::new(Some(&data)), 8, true).unwrap();
+            let (pool, attrs) = random_max_pool_2d(&mut pick, 2);
             let n: usize = shape.iter().product();
             let mut x: Vec<f32> = (0..n).map(|_| (pick(9) as f32 - 4.0) * 0.5).collect();
             let odd = [f32::NAN, -0.0, f32::NAN];
@@ -2067,9 +2061,9 @@ mod tests {
                 continue;
             };
             let got = run_unindexed(&pool, &t(&shape, x));
-            assert_eq!(got[0].shape(), out_shape, "{attrs:?} {shape:?}");
+            assert_eq!(got[0].shape(), out_shape, "{attrs} {shape:?}");
             for (e, (&g, &w)) in f32s(&got[0]).iter().zip(&vals).enumerate() {
-                assert_eq!(g.to_bits(), w.to_bits(), "{attrs:?} {shape:?} element {e}");
+                assert_eq!(g.to_bits(), w.to_bits(), "{attrs} {shape:?} element {e}");
             }
             checked += 1;
         }
