@@ -879,13 +879,15 @@ fn max_planes<T: Pooled>(x: &[T], g: &Geometry, layout: &Phases) -> Result<Tenso
     let taps: Vec<(usize, ())> = layout.offsets().map(|t| (t, ())).collect();
     let pieces: Vec<(usize, usize, usize)> = layout.column_phases().collect();
     let sw = g.stride[2];
-    let max = |a: T, (), v: T| if v > a { v } else { a };
+    let max = |a: T, (), v: T| max_of(a, v);
     for_parts(
         &mut planes,
         &mut none,
         g.out_plane.saturating_mul(g.kernel_size),
         |first, part, _| {
-            let (mut buf, mut col) = (Vec::new(), vec![T::BOTTOM; width]);
+            // The row copy's padding is written once: each row's data lands on the same
+            // elements.
+            let (mut buf, mut col) = (vec![T::BOTTOM; layout.len()], vec![T::BOTTOM; width]);
             let mut acc = vec![T::BOTTOM; layout.sums()];
             let mut rows = Vec::new();
             let (mut columns, mut scratch) = (Vec::new(), Vec::new());
@@ -914,10 +916,6 @@ fn max_planes<T: Pooled>(x: &[T], g: &Geometry, layout: &Phases) -> Result<Tenso
                                 break;
                             }
                             column_max(plane, &rows, &mut col);
-                            if buf.len() != layout.len() {
-                                buf.clear();
-                                buf.resize(layout.len(), T::BOTTOM);
-                            }
                             for &(c0, at, n) in &pieces {
                                 copy_every(&col[c0..], &mut buf[at..at + n], sw, |v| v);
                             }
@@ -1049,7 +1047,7 @@ fn max_segment<T: Pooled>(
     for &r in &rows[1..] {
         for (c, &v) in columns.iter_mut().zip(&plane[r + c.start..r + c.end]) {
             odd |= v.odd();
-            *c = if v > *c { v } else { *c };
+            *c = max_of(*c, v);
         }
     }
     if odd {
@@ -1058,8 +1056,7 @@ fn max_segment<T: Pooled>(
         }
         return;
     }
-    let max = |a: T, v: T| if v > a { v } else { a };
-    fold_columns(g, ls, columns, c.start, T::LOWEST, max, scratch);
+    fold_columns(g, ls, columns, c.start, T::LOWEST, max_of, scratch);
     for (o, &v) in outs.iter_mut().zip(scratch.iter()) {
         o.write(v);
     }
@@ -2038,8 +2035,6 @@ mod tests {
         Some((out_shape, vals, idx))
     }
 
-    /// Random geometries (1 to 3 axes, every auto_pad and rounding, dilations, pads beyond the
-    /// kernel, NaNs and ties) against [`naive`]: the same bits and indices.
     #[test]
     fn wide_planes_match_the_reference_loops() {
         // Rows of up to 40 (blocks of 16 and a last overlapping one) and up to 40 rows (the
@@ -2070,6 +2065,8 @@ mod tests {
         assert!(checked > 200, "{checked}");
     }
 
+    /// Random geometries (1 to 3 axes, every auto_pad and rounding, dilations, pads beyond the
+    /// kernel, NaNs and ties) against [`naive`]: the same bits and indices.
     #[test]
     fn random_geometries_match_the_reference_loops() {
         let mut rng = Rng(5);

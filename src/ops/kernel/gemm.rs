@@ -166,8 +166,7 @@ unsafe fn drive<const NR: usize>(
                         let cols = NR.min(s.n - j * NR);
                         // SAFETY: panel `j`'s rows `k0..k0 + kc` lie in `b` (the caller's
                         // packing); rows `i0..i0 + rows` of `a` from step `k0`, and of `c`
-                        // from column `j·NR`, are within the caller's bounds; the spare tile
-                        // holds `rows × NR` at stride `NR`.
+                        // from column `j·NR`, are within the caller's bounds.
                         unsafe {
                             let bp = b.add(j * s.k * NR + k0 * NR);
                             let ap = a.add(i0 * s.lda + k0);
@@ -175,30 +174,47 @@ unsafe fn drive<const NR: usize>(
                             if cols == NR {
                                 tile(rows, kc, ap, s.lda, bp, cp, s.ldc, first);
                             } else {
-                                let sp = spare.as_mut_ptr();
-                                if !first {
-                                    for r in 0..rows {
-                                        std::ptr::copy_nonoverlapping(
-                                            cp.add(r * s.ldc),
-                                            sp.add(r * NR),
-                                            cols,
-                                        );
-                                    }
-                                }
                                 let t = if cols <= NR / 2 { half } else { tile };
-                                t(rows, kc, ap, s.lda, bp, sp, NR, first);
-                                for r in 0..rows {
-                                    std::ptr::copy_nonoverlapping(
-                                        sp.add(r * NR),
-                                        cp.add(r * s.ldc),
-                                        cols,
-                                    );
-                                }
+                                let at = (ap, bp, cp);
+                                on_spare::<NR>(t, rows, cols, kc, at, s, first, &mut spare);
                             }
                         }
                     }
                 }
             }
+        }
+    }
+}
+
+/// The micro-tile `t` on the `cols < NR` valid columns of a panel (rows of `C` at `cp`,
+/// stride `s.ldc`) through the spare tile: those columns copied in (unless `first`) and out.
+///
+/// # Safety
+/// As [`Tile`]'s bounds for `ap` and `bp`; `cp` writable at `r·s.ldc + j` for `r < rows`,
+/// `j < cols`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn on_spare<const NR: usize>(
+    t: Tile,
+    rows: usize,
+    cols: usize,
+    kc: usize,
+    (ap, bp, cp): (*const f32, *const f32, *mut f32),
+    s: Shape,
+    first: bool,
+    spare: &mut [f32; MR * MAX_NR],
+) {
+    let sp = spare.as_mut_ptr();
+    // SAFETY: the caller's bounds; the spare tile holds `rows × NR` at stride `NR`.
+    unsafe {
+        if !first {
+            for r in 0..rows {
+                std::ptr::copy_nonoverlapping(cp.add(r * s.ldc), sp.add(r * NR), cols);
+            }
+        }
+        t(rows, kc, ap, s.lda, bp, sp, NR, first);
+        for r in 0..rows {
+            std::ptr::copy_nonoverlapping(sp.add(r * NR), cp.add(r * s.ldc), cols);
         }
     }
 }
