@@ -32,8 +32,15 @@
 //!   about 1 MiB per thread, the tile's columns and output rows together within that size
 //!   so that the epilogue finds the output in the cache (a 1×1 kernel with stride 1 and no
 //!   padding copies the data rows); the filters are read where they lie (a Const's bytes).
+//!   With two real axes (or one) and not pointwise, there is no column matrix (an implicit
+//!   GEMM): every input plane is copied once with its padding, as the planes of its
+//!   strides' phases, so that each tap of every output is a fixed offset in the copy, and
+//!   the GEMM reads row `(c, tap)` of a tile's columns where it lies in the copy of plane
+//!   `c`; the tiles are whole output rows, their sums computed `wq` a row (the copy's row,
+//!   its extra positions dropped) in the scratch and copied to the output. The copies (the
+//!   input and its padding, once) count against the budget.
 //!   Each output is one fused multiply-add chain over `K` in order, so the bits are the
-//!   same on AVX-512, AVX2 and plain code. The parts
+//!   same on AVX-512, AVX2 and plain code, and on either way to the columns. The parts
 //!   (image, group, tile, and output-channel blocks when they are too few for the threads)
 //!   run in parallel with rayon, each writing its own output elements.
 //! * **f64** alike through the GEMM crate of [`matmul`](super::matmul) (`matrixmultiply`),
@@ -957,7 +964,12 @@ fn planes<S: Copy + Sync, A: Acc>(
 impl Geometry {
     /// The 2D window of a run with one input channel per group and two real axes.
     fn plane2(&self) -> Option<Window2> {
-        if !(self.cig == 1 && self.input[0] == 1 && self.kernel[0] == 1 && self.output[0] == 1) {
+        self.window_2d().filter(|_| self.cig == 1)
+    }
+
+    /// The 2D window of a run with two real axes (or one).
+    fn window_2d(&self) -> Option<Window2> {
+        if !(self.input[0] == 1 && self.kernel[0] == 1 && self.output[0] == 1) {
             return None;
         }
         let two = |v: [usize; 3]| [v[1], v[2]];
@@ -980,6 +992,16 @@ impl Geometry {
             .map(|oh| (0..kh_n).filter(|&t| self.at(1, oh, t).is_some()).count())
             .sum::<usize>();
         self.plane2().filter(|_| 4 * rows_in >= 3 * oh_n * kh_n)
+    }
+
+    /// The layout of [`implicit_conv`]'s copy of each input plane, where the f32 GEMM takes
+    /// that path: two real axes (or one), not pointwise (whose data is its column matrix
+    /// already), a copy within [`Phases::new`]'s bounds.
+    fn implicit(&self) -> Option<Phases> {
+        if self.pointwise() {
+            return None;
+        }
+        self.window_2d().and_then(Phases::new)
     }
 
     /// The layout of [`padded_plane`]'s copy of a plane, where [`direct`] takes that path.
@@ -1201,13 +1223,17 @@ struct Part {
 
 /// The tile width (output positions per part; from the geometry only) and the parts: images,
 /// groups and tiles, and blocks of output channels when those are fewer than twice the
-/// threads (the bits depend on neither).
-fn plan(g: &Geometry, elem: usize) -> (usize, Vec<Part>) {
+/// threads (the bits depend on neither). With `whole_rows`, each tile is whole output rows
+/// ([`implicit_conv`]).
+fn plan(g: &Geometry, elem: usize, whole_rows: bool) -> (usize, Vec<Part>) {
     let plane = g.out_plane();
     // The columns and the output rows of a part within the scratch size, so that the output
     // is still in the cache for the epilogue and the next layer.
     let mut tile = tile_width(g.k() + g.cog, elem, MIN_TILE, plane);
-    if tile < plane {
+    let row = g.output[2];
+    if whole_rows && row > 0 {
+        tile = (tile / row).max(1) * row;
+    } else if tile < plane {
         // Whole column panels of the packed GEMM.
         tile = tile / MAX_NR * MAX_NR;
     }
@@ -1361,6 +1387,107 @@ fn packed_conv<S: Copy + Sync>(
     });
 }
 
+/// Elements of [`implicit_conv`]'s padded copies: every input plane of every image (a
+/// `layout` each), and a panel's width more that the last panel of a part may read.
+fn copies_len(g: &Geometry, layout: &Phases) -> usize {
+    (g.batch * g.groups * g.cig)
+        .saturating_mul(layout.len())
+        .saturating_add(MAX_NR)
+}
+
+/// The convolution through the GEMM without a column matrix (an implicit GEMM): every input
+/// plane is copied with its padding as the phase planes of `layout` ([`Phases`]), where each
+/// tap of output `(oh, ow)` lies at `q + offset` for `q = oh·wq + ow`. Row `(c, tap)` of the
+/// columns of a part's output rows is then the copy of plane `c` from that tap's offset on,
+/// read in place ([`Panels::gemm_rows`]); the GEMM computes the positions between the output
+/// rows too (`wq − ow` of them a row), into a scratch of sums from which the rows are copied
+/// to the output. The columns hold the values [`im2col`] would gather (zeros in the padding),
+/// in the same order, so the bits are those of [`packed_conv`]. The parts (from [`plan`]) are
+/// whole output rows.
+#[allow(clippy::too_many_arguments)]
+fn implicit_conv<S: Copy + Sync>(
+    g: &Geometry,
+    layout: &Phases,
+    x: &[S],
+    w: &[f32],
+    out: &mut [MaybeUninit<f32>],
+    parts: &[Part],
+    wide: impl Fn(S) -> f32 + Copy + Sync,
+    then: Option<&Epilogue<'_>>,
+) {
+    let panels = Panels::detect();
+    let (k, plane, in_plane) = (g.k(), g.out_plane(), g.in_plane());
+    let (len, wq, ow) = (layout.len(), layout.dims().2, g.output[2]);
+    // Every plane's copy, padding zeros (and a panel's width of them past the last), the
+    // planes in parallel (their zeros too).
+    let total = copies_len(g, layout);
+    let mut copies: Vec<f32> = Vec::with_capacity(total);
+    let planes = copies.spare_capacity_mut()[..total].par_chunks_mut(len);
+    planes.enumerate().for_each(|(i, copy)| {
+        copy.fill(MaybeUninit::new(0.0));
+        // SAFETY: every element of `copy` is initialised just above, and `MaybeUninit<f32>`
+        // has `f32`'s layout.
+        let copy = unsafe { &mut *(copy as *mut [MaybeUninit<f32>] as *mut [f32]) };
+        if let Some(plane) = x
+            .get(i * in_plane..(i + 1) * in_plane)
+            .filter(|_| in_plane > 0)
+        {
+            vectorised(
+                #[inline(always)]
+                || layout.fill_data(plane, copy, wide),
+            )
+        }
+    });
+    // SAFETY: the chunks cover all `total` elements, each written above.
+    unsafe { copies.set_len(total) };
+    // Row `(c, tap)` of the columns: plane `c`'s copy from the tap's offset.
+    let offs: Vec<usize> = (0..g.cig)
+        .flat_map(|c| layout.offsets().map(move |t| c * len + t))
+        .collect();
+    let c = Shared(out.as_mut_ptr().cast::<f32>());
+    parts.par_iter().for_each(|p| {
+        let (oh0, oh1) = (p.p0 / ow, p.p1.div_ceil(ow));
+        let (rows, m) = (oh1 - oh0, p.m1 - p.m0);
+        // The sums from the first output of the part to its last, `wq` a row.
+        let n = (rows - 1) * wq + ow;
+        let at = (p.n * g.groups + p.g) * g.cig * len + oh0 * wq;
+        // Within the scratch that `float_conv` reserved (the sums of the part's rows).
+        with_scratch(m * n, |sums| {
+            // SAFETY: `check` verified that the filters hold the rows `g·cog + m0..m1`, each
+            // `k` long; the copies hold this image's and group's planes from `at`, where each
+            // output of the part meets every tap within them (the layout's bounds), and the
+            // last panel's columns past `n` read at most a panel's width past the last
+            // output's, within the copies' extra panel; `sums` holds `m` rows of `n`.
+            unsafe {
+                panels.gemm_rows(
+                    m,
+                    n,
+                    k,
+                    w.as_ptr().add((p.g * g.cog + p.m0) * k),
+                    k,
+                    (copies.as_ptr().add(at), &offs),
+                    sums.as_mut_ptr(),
+                    n,
+                )
+            }
+            for (r, row) in sums.chunks_exact(n).enumerate() {
+                let o = ((p.n * g.groups + p.g) * g.cog + p.m0 + r) * plane + p.p0;
+                for (j, line) in layout.rows(row).enumerate() {
+                    // SAFETY: output row `m0 + r` of image `n`, group `g`, columns
+                    // `p0..p1` (whole output rows), is this part's alone.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(line.as_ptr(), c.get().add(o + j * ow), ow)
+                    };
+                }
+            }
+        });
+        if let Some(then) = then {
+            // SAFETY: as for the copy: this part's output elements, now written.
+            unsafe { finish_part(g, p, c.get(), then) };
+        }
+    });
+}
+
 /// Applies `then` to the output elements of part `p` (in `out`, the whole output), while they
 /// are still in the cache.
 ///
@@ -1411,6 +1538,12 @@ trait ConvFloat: Gemm + Acc {
     /// Scratch elements of one part of `tile` positions (its columns).
     fn scratch(g: &Geometry, tile: usize) -> u64;
 
+    /// The layout of the padded copies where the GEMM path reads its columns from them
+    /// ([`implicit_conv`]), rather than gathering them.
+    fn implicit(_g: &Geometry) -> Option<Phases> {
+        None
+    }
+
     /// The GEMM path of [`float_conv`].
     #[allow(clippy::too_many_arguments)]
     fn gemm_path<S: Copy + Sync>(
@@ -1427,7 +1560,19 @@ trait ConvFloat: Gemm + Acc {
 
 impl ConvFloat for f32 {
     fn scratch(g: &Geometry, tile: usize) -> u64 {
-        (Panels::detect().packed_len(g.k(), tile) as u64).saturating_add(tile as u64)
+        match g.implicit() {
+            // The sums of a part's rows, each `wq` wide.
+            Some(layout) => {
+                let rows = tile.div_ceil(g.output[2].max(1)) as u64;
+                rows.saturating_mul(layout.dims().2 as u64)
+                    .saturating_mul(g.cog as u64)
+            }
+            None => (Panels::detect().packed_len(g.k(), tile) as u64).saturating_add(tile as u64),
+        }
+    }
+
+    fn implicit(g: &Geometry) -> Option<Phases> {
+        g.implicit()
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1441,7 +1586,10 @@ impl ConvFloat for f32 {
         wide: impl Fn(S) -> f32 + Copy + Sync,
         then: Option<&Epilogue<'_>>,
     ) {
-        packed_conv(g, x, in_place, w, out, parts, wide, then)
+        match g.implicit() {
+            Some(layout) => implicit_conv(g, &layout, x, w, out, parts, wide, then),
+            None => packed_conv(g, x, in_place, w, out, parts, wide, then),
+        }
     }
 }
 
@@ -1489,7 +1637,7 @@ fn float_conv<'w, S: Copy + Sync, F: ConvFloat>(
     let (tile, parts) = if direct_path || n == 0 || g.k() == 0 {
         (0, Vec::new())
     } else {
-        plan(g, size)
+        plan(g, size, F::implicit(g).is_some())
     };
     let pointwise = in_place.filter(|_| g.pointwise());
     let threads = rayon::current_num_threads().min(parts.len()) as u64;
@@ -1499,6 +1647,9 @@ fn float_conv<'w, S: Copy + Sync, F: ConvFloat>(
         threads.saturating_mul(F::scratch(g, tile))
     }
     .saturating_mul(size as u64);
+    // The padded copies of every input plane, where the GEMM reads its columns from them.
+    let copies = F::implicit(g).map_or(0, |l| copies_len(g, &l) as u64);
+    let scratch = scratch.saturating_add(copies.saturating_mul(size as u64));
     let output = (n as u64).saturating_mul(size as u64);
     cx.reserve_bytes(
         "the output and the convolution's scratch",
@@ -2447,7 +2598,7 @@ mod tests {
         let x = uniform_for_test(c.data.iter().product(), 5, -1.0, 1.0);
         let w = uniform_for_test(c.filters.iter().product(), 6, -1.0, 1.0);
         let n = g.output_len().unwrap();
-        let (_, parts) = plan(&g, 4);
+        let (_, parts) = plan(&g, 4, false);
         // Outputs start as NaN: the GEMM must write every element.
         let nan = |n: usize| vec![MaybeUninit::new(f32::NAN); n];
         let (mut a, mut b) = (nan(n), nan(n));
@@ -2466,6 +2617,69 @@ mod tests {
         let (a, b) = (written(&a), written(&b));
         assert_eq!(a, b);
         assert!(a.iter().all(|v| !v.is_nan()));
+    }
+
+    /// The implicit GEMM (columns read from the padded copies) gives the bits of the gathered
+    /// columns, on random 1D and 2D geometries: strides, dilations, pads, groups, images,
+    /// planes smaller than a panel and larger, and a K of several blocks.
+    #[test]
+    fn implicit_gives_the_gathered_bits() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut draw = |lo: usize, hi: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            lo + (state % (hi - lo + 1) as u64) as usize
+        };
+        let mut checked = 0;
+        for t in 0..200 {
+            let two = t % 4 != 0;
+            let (groups, cig, cog) = (draw(1, 2), draw(1, 3), draw(5, 9));
+            let cig = if t % 25 == 7 { 40 } else { cig };
+            let (kh, kw) = (if two { draw(1, 4) } else { 1 }, draw(1, 4));
+            let axes = if two { 2 } else { 1 };
+            let mut some = |lo, hi| (0..axes).map(|_| draw(lo, hi) as u64).collect::<Vec<_>>();
+            let (pb, pe, strides, dil) = (some(0, 3), some(0, 3), some(1, 3), some(1, 2));
+            let (h, wd) = (draw(1, 9), draw(1, 40));
+            let batch = draw(1, 2);
+            let mut data = vec![batch, groups * cig, wd];
+            let mut filters = vec![cog, cig, kw];
+            if two {
+                data.insert(2, h);
+                filters.insert(2, kh);
+            }
+            let grouped = groups > 1;
+            if grouped {
+                filters.insert(0, groups);
+            }
+            let o = op(grouped, &strides, &dil, &pb, &pe, AutoPad::Explicit);
+            let Ok(g) = o.geometry(&data, &filters) else {
+                continue;
+            };
+            let Some(layout) = g.implicit() else { continue };
+            let Some(n) = g.output_len().filter(|&n| n > 0) else {
+                continue;
+            };
+            let x = uniform_for_test(data.iter().product(), 300 + t, -1.0, 1.0);
+            let w = uniform_for_test(filters.iter().product(), 400 + t, -1.0, 1.0);
+            // Outputs start as NaN: each path must write every element.
+            let nan = |n: usize| vec![MaybeUninit::new(f32::NAN); n];
+            let (mut a, mut b) = (nan(n), nan(n));
+            let (_, rows) = plan(&g, 4, true);
+            let (_, tiles) = plan(&g, 4, false);
+            implicit_conv(&g, &layout, &x, &w, &mut a, &rows, |v: f32| v, None);
+            packed_conv(&g, &x, None, &w, &mut b, &tiles, |v: f32| v, None);
+            let (a, b) = (written(&a), written(&b));
+            let bits = |v: &[f32]| v.iter().map(|e| e.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&a),
+                bits(&b),
+                "{data:?} {filters:?} {strides:?} {dil:?} {pb:?} {pe:?}"
+            );
+            assert!(a.iter().all(|v| !v.is_nan()));
+            checked += 1;
+        }
+        assert!(checked > 100, "{checked} geometries took the implicit path");
     }
 
     /// The values of a buffer whose elements were all initialised.

@@ -1,6 +1,7 @@
 //! A single-precision GEMM for the convolution: `C = A · B`, `A` read where it lies (row-major
 //! with a row stride, the filters), `B` packed by the caller in column panels (the gathered
-//! columns, which the convolution must copy anyway).
+//! columns), or its rows read where they lie, each at its own offset (the implicit
+//! convolution's rows of a padded copy of the data).
 //!
 //! Every element of `C` is one chain of fused multiply-adds over `k` in order, started from
 //! `+0`: `c = fma(a[i,K-1], b[K-1,j], … fma(a[i,0], b[0,j], +0))`. Blocking over `k` keeps
@@ -85,22 +86,63 @@ impl Panels {
             "packed B holds its panels"
         );
         let s = Shape { m, n, k, lda, ldc };
-        if k == 0 {
-            for i in 0..m {
+        // SAFETY: the caller's bounds; `b` holds its panels (asserted).
+        unsafe { self.run::<false>(s, a, (b.as_ptr(), std::ptr::null()), c) }
+    }
+
+    /// As [`gemm`](Self::gemm), with `B[p, j] = b[offs[p] + j]`: its rows read where they lie
+    /// (the implicit convolution's rows of a padded copy, a fixed offset apart for each
+    /// tap), none packed. The last panel reads its whole width: `b` must be readable at
+    /// `offs[p] + j` for every `p < k` and `j` below `n` rounded up to a whole
+    /// [`width`](Self::width) (the sums of the columns past `n` are dropped).
+    ///
+    /// # Safety
+    /// As [`gemm`](Self::gemm) for `a` and `c`; `offs` holds `k` offsets, and `b` is readable
+    /// as said.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn gemm_rows(
+        self,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: *const f32,
+        lda: usize,
+        (b, offs): (*const f32, &[usize]),
+        c: *mut f32,
+        ldc: usize,
+    ) {
+        assert!(offs.len() >= k, "an offset for each step of k");
+        let s = Shape { m, n, k, lda, ldc };
+        // SAFETY: the caller's bounds.
+        unsafe { self.run::<true>(s, a, (b, offs.as_ptr()), c) }
+    }
+
+    /// [`drive`] on this unit (zeros for `k = 0`).
+    ///
+    /// # Safety
+    /// As [`drive`].
+    unsafe fn run<const ROWS: bool>(
+        self,
+        s: Shape,
+        a: *const f32,
+        b: (*const f32, *const usize),
+        c: *mut f32,
+    ) {
+        if s.k == 0 {
+            for i in 0..s.m {
                 // SAFETY: the caller's bounds on `c`.
-                unsafe { std::ptr::write_bytes(c.add(i * ldc), 0, n) };
+                unsafe { std::ptr::write_bytes(c.add(i * s.ldc), 0, s.n) };
             }
             return;
         }
-        // SAFETY: the caller's bounds; `b` holds its panels (asserted); each unit runs only
-        // where it was detected.
+        // SAFETY: the caller's bounds; each unit runs only where it was detected.
         unsafe {
             match self.unit {
                 #[cfg(target_arch = "x86_64")]
-                Simd::Avx512 => x86::gemm_avx512(s, a, b.as_ptr(), c),
+                Simd::Avx512 => x86::gemm_avx512::<ROWS>(s, a, b, c),
                 #[cfg(target_arch = "x86_64")]
-                Simd::Avx2 => x86::gemm_avx2(s, a, b.as_ptr(), c),
-                _ => drive::<16>(s, a, b.as_ptr(), c, plain_tile::<16>, plain_tile::<16>),
+                Simd::Avx2 => x86::gemm_avx2::<ROWS>(s, a, b, c),
+                _ => drive::<16, ROWS>(s, a, b, c, plain_tile::<16, ROWS>, plain_tile::<16, ROWS>),
             }
         }
     }
@@ -118,17 +160,41 @@ struct Shape {
 
 /// A micro-tile: `rows ≤ MR` rows of `C` (stride `ldc`) and one panel's `NR` columns, `kc`
 /// steps of `k` from `a` (stride `lda`) and the panel block `b`; `first`: start from `+0`
-/// rather than from `C`.
+/// rather than from `C`. Step `p` of the panel block is at `b + p·NR` (packed panels), or,
+/// for the tiles of [`Panels::gemm_rows`], at `b + offs[p]`.
 type Tile = unsafe fn(
     rows: usize,
     kc: usize,
     a: *const f32,
     lda: usize,
     b: *const f32,
+    offs: *const usize,
     c: *mut f32,
     ldc: usize,
     first: bool,
 );
+
+/// Where step `p` of a panel block starts: `b + p·NR` in packed panels (`ROWS` false), or
+/// `b + offs[p]` (`ROWS` true).
+///
+/// # Safety
+/// With `ROWS`, `offs` must be readable at `p`.
+#[inline(always)]
+unsafe fn step<const NR: usize, const ROWS: bool>(
+    b: *const f32,
+    offs: *const usize,
+    p: usize,
+) -> *const f32 {
+    // SAFETY: the caller's: the offset is readable; the pointer arithmetic stays within the
+    // caller's `B` (the tile's bounds).
+    unsafe {
+        if ROWS {
+            b.add(*offs.add(p))
+        } else {
+            b.add(p * NR)
+        }
+    }
+}
 
 /// The loops around the micro-tile (`NR` the panel width): blocks of `MC` rows, of `KC`
 /// steps, then chunks of panels (as many as fit `L1_PANELS`: one or two of `KC` steps, a
@@ -138,12 +204,13 @@ type Tile = unsafe fn(
 /// enough.
 ///
 /// # Safety
-/// As [`Panels::gemm`], with `b` holding the panels of `NR` columns.
+/// As [`Panels::gemm`], with `b` holding the panels of `NR` columns (`ROWS` false), or as
+/// [`Panels::gemm_rows`] with panels `NR` wide (`ROWS` true).
 #[inline(always)]
-unsafe fn drive<const NR: usize>(
+unsafe fn drive<const NR: usize, const ROWS: bool>(
     s: Shape,
     a: *const f32,
-    b: *const f32,
+    (b, offs): (*const f32, *const usize),
     c: *mut f32,
     tile: Tile,
     half: Tile,
@@ -165,17 +232,22 @@ unsafe fn drive<const NR: usize>(
                     for j in j0..(j0 + chunk).min(panels) {
                         let cols = NR.min(s.n - j * NR);
                         // SAFETY: panel `j`'s rows `k0..k0 + kc` lie in `b` (the caller's
-                        // packing); rows `i0..i0 + rows` of `a` from step `k0`, and of `c`
-                        // from column `j·NR`, are within the caller's bounds.
+                        // packing, or its rows at `offs` from column `j·NR`); rows
+                        // `i0..i0 + rows` of `a` from step `k0`, and of `c` from column
+                        // `j·NR`, are within the caller's bounds.
                         unsafe {
-                            let bp = b.add(j * s.k * NR + k0 * NR);
+                            let (bp, op) = if ROWS {
+                                (b.add(j * NR), offs.add(k0))
+                            } else {
+                                (b.add(j * s.k * NR + k0 * NR), offs)
+                            };
                             let ap = a.add(i0 * s.lda + k0);
                             let cp = c.add(i0 * s.ldc + j * NR);
                             if cols == NR {
-                                tile(rows, kc, ap, s.lda, bp, cp, s.ldc, first);
+                                tile(rows, kc, ap, s.lda, bp, op, cp, s.ldc, first);
                             } else {
                                 let t = if cols <= NR / 2 { half } else { tile };
-                                let at = (ap, bp, cp);
+                                let at = (ap, (bp, op), cp);
                                 on_spare::<NR>(t, rows, cols, kc, at, s, first, &mut spare);
                             }
                         }
@@ -199,7 +271,7 @@ unsafe fn on_spare<const NR: usize>(
     rows: usize,
     cols: usize,
     kc: usize,
-    (ap, bp, cp): (*const f32, *const f32, *mut f32),
+    (ap, (bp, op), cp): (*const f32, (*const f32, *const usize), *mut f32),
     s: Shape,
     first: bool,
     spare: &mut [f32; MR * MAX_NR],
@@ -212,7 +284,7 @@ unsafe fn on_spare<const NR: usize>(
                 std::ptr::copy_nonoverlapping(cp.add(r * s.ldc), sp.add(r * NR), cols);
             }
         }
-        t(rows, kc, ap, s.lda, bp, sp, NR, first);
+        t(rows, kc, ap, s.lda, bp, op, sp, NR, first);
         for r in 0..rows {
             std::ptr::copy_nonoverlapping(sp.add(r * NR), cp.add(r * s.ldc), cols);
         }
@@ -224,12 +296,13 @@ unsafe fn on_spare<const NR: usize>(
 /// # Safety
 /// As [`Tile`]'s bounds.
 #[allow(clippy::too_many_arguments)]
-unsafe fn plain_tile<const NR: usize>(
+unsafe fn plain_tile<const NR: usize, const ROWS: bool>(
     rows: usize,
     kc: usize,
     a: *const f32,
     lda: usize,
     b: *const f32,
+    offs: *const usize,
     c: *mut f32,
     ldc: usize,
     first: bool,
@@ -243,7 +316,7 @@ unsafe fn plain_tile<const NR: usize>(
     }
     for p in 0..kc {
         // SAFETY: step `p < kc` of the panel block and of each row lie in `b` and `a`.
-        let bv = unsafe { std::slice::from_raw_parts(b.add(p * NR), NR) };
+        let bv = unsafe { std::slice::from_raw_parts(step::<NR, ROWS>(b, offs, p), NR) };
         for (i, row) in acc.iter_mut().enumerate().take(rows) {
             let av = unsafe { *a.add(i * lda + p) };
             for (o, &x) in row.iter_mut().zip(bv) {
@@ -257,18 +330,18 @@ unsafe fn plain_tile<const NR: usize>(
     }
 }
 
-/// Calls `$f::<R>` with `R` the row count (1 to 8), a constant to the micro-tile.
+/// Calls `$f::<R, $g>` with `R` the row count (1 to 8), a constant to the micro-tile.
 macro_rules! by_rows {
-    ($f:ident, $rows:expr, $($arg:expr),*) => {
+    ($f:ident, $g:ident, $rows:expr, $($arg:expr),*) => {
         match $rows {
-            8 => $f::<8>($($arg),*),
-            7 => $f::<7>($($arg),*),
-            6 => $f::<6>($($arg),*),
-            5 => $f::<5>($($arg),*),
-            4 => $f::<4>($($arg),*),
-            3 => $f::<3>($($arg),*),
-            2 => $f::<2>($($arg),*),
-            _ => $f::<1>($($arg),*),
+            8 => $f::<8, $g>($($arg),*),
+            7 => $f::<7, $g>($($arg),*),
+            6 => $f::<6, $g>($($arg),*),
+            5 => $f::<5, $g>($($arg),*),
+            4 => $f::<4, $g>($($arg),*),
+            3 => $f::<3, $g>($($arg),*),
+            2 => $f::<2, $g>($($arg),*),
+            _ => $f::<1, $g>($($arg),*),
         }
     };
 }
@@ -277,46 +350,56 @@ macro_rules! by_rows {
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::{MR, Shape, drive};
+    use super::{MR, Shape, drive, step};
+
+    /// `B` as packed panels (`offs` unused) or as rows at `offs` ([`super::drive`]).
+    type Src = (*const f32, *const usize);
 
     /// The AVX-512 GEMM: panels of 32 columns, `R × 2` registers of sums.
     #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
-    pub(super) unsafe fn gemm_avx512(s: Shape, a: *const f32, b: *const f32, c: *mut f32) {
+    pub(super) unsafe fn gemm_avx512<const ROWS: bool>(
+        s: Shape,
+        a: *const f32,
+        b: Src,
+        c: *mut f32,
+    ) {
         // SAFETY: the caller's bounds; the features are enabled here.
-        unsafe { drive::<32>(s, a, b, c, tile_avx512, half_avx512) }
+        unsafe { drive::<32, ROWS>(s, a, b, c, tile_avx512::<ROWS>, half_avx512::<ROWS>) }
     }
 
     /// The AVX2 GEMM: panels of 16 columns, `R × 2` registers of sums.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn gemm_avx2(s: Shape, a: *const f32, b: *const f32, c: *mut f32) {
+    pub(super) unsafe fn gemm_avx2<const ROWS: bool>(s: Shape, a: *const f32, b: Src, c: *mut f32) {
         // SAFETY: as above.
-        unsafe { drive::<16>(s, a, b, c, tile_avx2, half_avx2) }
+        unsafe { drive::<16, ROWS>(s, a, b, c, tile_avx2::<ROWS>, half_avx2::<ROWS>) }
     }
 
     #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn tile_avx512(
+    unsafe fn tile_avx512<const ROWS: bool>(
         rows: usize,
         kc: usize,
         a: *const f32,
         lda: usize,
         b: *const f32,
+        offs: *const usize,
         c: *mut f32,
         ldc: usize,
         first: bool,
     ) {
         // SAFETY: the caller's bounds (`Tile`).
-        unsafe { by_rows!(rows_avx512, rows, kc, a, lda, b, c, ldc, first) }
+        unsafe { by_rows!(rows_avx512, ROWS, rows, kc, a, lda, b, offs, c, ldc, first) }
     }
 
     #[target_feature(enable = "avx2,fma")]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn tile_avx2(
+    unsafe fn tile_avx2<const ROWS: bool>(
         rows: usize,
         kc: usize,
         a: *const f32,
         lda: usize,
         b: *const f32,
+        offs: *const usize,
         c: *mut f32,
         ldc: usize,
         first: bool,
@@ -325,55 +408,59 @@ mod x86 {
         // sums, so 7 and 8 rows run as 6 and the rest.
         unsafe {
             if rows > 6 {
-                rows_avx2::<6>(kc, a, lda, b, c, ldc, first);
+                rows_avx2::<6, ROWS>(kc, a, lda, b, offs, c, ldc, first);
                 let (a, c) = (a.add(6 * lda), c.add(6 * ldc));
-                return tile_avx2(rows - 6, kc, a, lda, b, c, ldc, first);
+                return tile_avx2::<ROWS>(rows - 6, kc, a, lda, b, offs, c, ldc, first);
             }
-            by_rows!(rows_avx2, rows, kc, a, lda, b, c, ldc, first)
+            by_rows!(rows_avx2, ROWS, rows, kc, a, lda, b, offs, c, ldc, first)
         }
     }
 
     /// The first 16 columns of a 32-column panel: `R` registers of sums.
     #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn half_avx512(
+    unsafe fn half_avx512<const ROWS: bool>(
         rows: usize,
         kc: usize,
         a: *const f32,
         lda: usize,
         b: *const f32,
+        offs: *const usize,
         c: *mut f32,
         ldc: usize,
         first: bool,
     ) {
         // SAFETY: the caller's bounds (`Tile`).
-        unsafe { by_rows!(one_avx512, rows, kc, a, lda, b, c, ldc, first) }
+        unsafe { by_rows!(one_avx512, ROWS, rows, kc, a, lda, b, offs, c, ldc, first) }
     }
 
     /// The first 8 columns of a 16-column panel: `R` registers of sums.
     #[target_feature(enable = "avx2,fma")]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn half_avx2(
+    unsafe fn half_avx2<const ROWS: bool>(
         rows: usize,
         kc: usize,
         a: *const f32,
         lda: usize,
         b: *const f32,
+        offs: *const usize,
         c: *mut f32,
         ldc: usize,
         first: bool,
     ) {
         // SAFETY: the caller's bounds (`Tile`).
-        unsafe { by_rows!(one_avx2, rows, kc, a, lda, b, c, ldc, first) }
+        unsafe { by_rows!(one_avx2, ROWS, rows, kc, a, lda, b, offs, c, ldc, first) }
     }
 
     #[inline]
     #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
-    unsafe fn one_avx512<const R: usize>(
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn one_avx512<const R: usize, const ROWS: bool>(
         kc: usize,
         a: *const f32,
         lda: usize,
         b: *const f32,
+        offs: *const usize,
         c: *mut f32,
         ldc: usize,
         first: bool,
@@ -388,7 +475,7 @@ mod x86 {
                 }
             }
             for p in 0..kc {
-                let b0 = _mm512_loadu_ps(b.add(p * 32));
+                let b0 = _mm512_loadu_ps(step::<32, ROWS>(b, offs, p));
                 for (i, v) in acc.iter_mut().enumerate() {
                     *v = _mm512_fmadd_ps(_mm512_set1_ps(*a.add(i * lda + p)), b0, *v);
                 }
@@ -401,11 +488,13 @@ mod x86 {
 
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn one_avx2<const R: usize>(
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn one_avx2<const R: usize, const ROWS: bool>(
         kc: usize,
         a: *const f32,
         lda: usize,
         b: *const f32,
+        offs: *const usize,
         c: *mut f32,
         ldc: usize,
         first: bool,
@@ -420,7 +509,7 @@ mod x86 {
                 }
             }
             for p in 0..kc {
-                let b0 = _mm256_loadu_ps(b.add(p * 16));
+                let b0 = _mm256_loadu_ps(step::<16, ROWS>(b, offs, p));
                 for (i, v) in acc.iter_mut().enumerate() {
                     *v = _mm256_fmadd_ps(_mm256_set1_ps(*a.add(i * lda + p)), b0, *v);
                 }
@@ -435,11 +524,13 @@ mod x86 {
 
     #[inline]
     #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
-    unsafe fn rows_avx512<const R: usize>(
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn rows_avx512<const R: usize, const ROWS: bool>(
         kc: usize,
         a: *const f32,
         lda: usize,
         b: *const f32,
+        offs: *const usize,
         c: *mut f32,
         ldc: usize,
         first: bool,
@@ -456,8 +547,9 @@ mod x86 {
                 }
             }
             for p in 0..kc {
-                let b0 = _mm512_loadu_ps(b.add(p * 32));
-                let b1 = _mm512_loadu_ps(b.add(p * 32 + 16));
+                let bp = step::<32, ROWS>(b, offs, p);
+                let b0 = _mm512_loadu_ps(bp);
+                let b1 = _mm512_loadu_ps(bp.add(16));
                 for i in 0..R {
                     let x = _mm512_set1_ps(*a.add(i * lda + p));
                     lo[i] = _mm512_fmadd_ps(x, b0, lo[i]);
@@ -473,11 +565,13 @@ mod x86 {
 
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn rows_avx2<const R: usize>(
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn rows_avx2<const R: usize, const ROWS: bool>(
         kc: usize,
         a: *const f32,
         lda: usize,
         b: *const f32,
+        offs: *const usize,
         c: *mut f32,
         ldc: usize,
         first: bool,
@@ -494,8 +588,9 @@ mod x86 {
                 }
             }
             for p in 0..kc {
-                let b0 = _mm256_loadu_ps(b.add(p * 16));
-                let b1 = _mm256_loadu_ps(b.add(p * 16 + 8));
+                let bp = step::<16, ROWS>(b, offs, p);
+                let b0 = _mm256_loadu_ps(bp);
+                let b1 = _mm256_loadu_ps(bp.add(8));
                 for i in 0..R {
                     let x = _mm256_set1_ps(*a.add(i * lda + p));
                     lo[i] = _mm256_fmadd_ps(x, b0, lo[i]);
@@ -571,6 +666,52 @@ mod tests {
                 let packed = pack(&b, k, n, u.width());
                 // SAFETY: `a` is m × k, `c` m × ldc, `packed` holds the panels.
                 unsafe { u.gemm(m, n, k, a.as_ptr(), k, &packed, c.as_mut_ptr(), ldc) };
+                for i in 0..m {
+                    let row = &c[i * ldc..(i + 1) * ldc];
+                    let got: Vec<u32> = row[..n].iter().map(|v| v.to_bits()).collect();
+                    let exp: Vec<u32> = want[i * n..(i + 1) * n]
+                        .iter()
+                        .map(|v| v.to_bits())
+                        .collect();
+                    assert_eq!(got, exp, "{m}×{n}×{k} {u:?} row {i}");
+                    assert!(row[n..].iter().all(|&v| v == 7.0), "{u:?} wrote past n");
+                }
+            }
+        }
+    }
+
+    /// `B`'s rows read where they lie, at offsets in any order (overlapping, as the taps of a
+    /// convolution's padded copy do): the same chain as the packed GEMM, bit for bit.
+    #[test]
+    fn rows_at_offsets_give_the_fused_chain_bit_for_bit() {
+        let dims = [
+            (1, 1, 1),
+            (7, 33, 5),
+            (13, 17, 257),
+            (20, 100, 300),
+            (9, 645, 27),
+            (4, 5, 0),
+        ];
+        for (t, &(m, n, k)) in dims.iter().enumerate() {
+            let a = uniform_for_test(m * k, 5 * t as u64 + 1, -1.0, 1.0);
+            // A pool of values that the rows read: row `p` starts `(p·37) % 101` in, so rows
+            // overlap and go back and forth. Past what any row's `n` columns reach, the pool
+            // holds NaN (read by the last panel's columns past `n`, whose sums are dropped).
+            let offs: Vec<usize> = (0..k).map(|p| (p * 37) % 101).collect();
+            let reach = offs.iter().max().map_or(0, |&o| o + n);
+            let mut pool = uniform_for_test(reach + MAX_NR, 5 * t as u64 + 2, -1.0, 1.0);
+            pool[reach..].fill(f32::NAN);
+            let b: Vec<f32> = (0..k * n).map(|i| pool[offs[i / n] + i % n]).collect();
+            let want = chain(&a, &b, m, n, k);
+            for u in units() {
+                let ldc = n + 3;
+                let mut c = vec![7f32; m * ldc];
+                // SAFETY: `a` is m × k, `c` m × ldc, and `pool` holds every row's `n` columns
+                // and a whole panel more.
+                unsafe {
+                    let b = (pool.as_ptr(), &offs[..]);
+                    u.gemm_rows(m, n, k, a.as_ptr(), k, b, c.as_mut_ptr(), ldc)
+                };
                 for i in 0..m {
                     let row = &c[i * ldc..(i + 1) * ldc];
                     let got: Vec<u32> = row[..n].iter().map(|v| v.to_bits()).collect();

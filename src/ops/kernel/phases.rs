@@ -102,12 +102,24 @@ impl Phases {
         buf: &mut Vec<A>,
         wide: impl Fn(S) -> A + Copy,
     ) {
-        let ([_, iw], [ph, _], [sh, sw]) = (self.w.input, self.w.pad, self.w.stride);
-        let phase = self.hq * self.wq;
         if buf.len() != self.len() {
             buf.clear();
             buf.resize(self.len(), pad);
         }
+        self.fill_data(plane, buf, wide);
+    }
+
+    /// The data part of [`fill`](Self::fill): `plane`'s values into their places in `buf`
+    /// (the copy's [`len`](Self::len) at least), the padding's elements left as they are.
+    #[inline(always)]
+    pub(crate) fn fill_data<S: Copy, A: Copy>(
+        &self,
+        plane: &[S],
+        buf: &mut [A],
+        wide: impl Fn(S) -> A + Copy,
+    ) {
+        let ([_, iw], [ph, _], [sh, sw]) = (self.w.input, self.w.pad, self.w.stride);
+        let phase = self.hq * self.wq;
         // One strided copy per row and column phase; the divisions once per phase, not per
         // row.
         for (c0, col, n) in self.column_phases() {
