@@ -31,7 +31,8 @@
 //!   at a time, straight into the column panels the GEMM reads, in a scratch of at most
 //!   about 1 MiB per thread, the tile's columns and output rows together within that size
 //!   so that the epilogue finds the output in the cache (a 1×1 kernel with stride 1 and no
-//!   padding copies the data rows); the filters are read where they lie (a Const's bytes).
+//!   padding copies the data rows, or, with at most 128 output channels per group, the GEMM
+//!   reads them in place); the filters are read where they lie (a Const's bytes).
 //!   With two real axes (or one) and not pointwise, there is no column matrix (an implicit
 //!   GEMM): every input plane is copied once with its padding, as the planes of its
 //!   strides' phases, so that each tap of every output is a fixed offset in the copy, and
@@ -1387,6 +1388,68 @@ fn packed_conv<S: Copy + Sync>(
     });
 }
 
+/// The most output channels (per group) of a pointwise f32 convolution that reads its data in
+/// place ([`pointwise_conv`]) rather than packing it.
+const IN_PLACE_CHANNELS: usize = 128;
+
+/// A pointwise f32 convolution with its data read in place: row `c` of a part's columns is
+/// input plane `c` from the part's first position ([`Panels::gemm_rows`]), nothing copied. A
+/// last partial panel whose reads would run past the end of the data is packed instead. The
+/// columns are the data's values in the gathered order, so the bits are [`packed_conv`]'s.
+fn pointwise_conv(
+    g: &Geometry,
+    xf: &[f32],
+    w: &[f32],
+    out: &mut [MaybeUninit<f32>],
+    parts: &[Part],
+    then: Option<&Epilogue<'_>>,
+) {
+    let panels = Panels::detect();
+    let nr = panels.width();
+    let (k, plane, in_plane) = (g.k(), g.out_plane(), g.in_plane());
+    let offs: Vec<usize> = (0..k).map(|r| r * in_plane).collect();
+    let c = Shared(out.as_mut_ptr().cast::<f32>());
+    parts.par_iter().for_each(|p| {
+        let (width, m) = (p.p1 - p.p0, p.m1 - p.m0);
+        let at = (p.n * g.groups + p.g) * g.cig * in_plane + p.p0;
+        // The columns read in place: all of them when the last row's whole panels lie in the
+        // data, else the whole panels.
+        let last = at + (k - 1) * in_plane;
+        let main = if last + width.div_ceil(nr) * nr <= xf.len() {
+            width
+        } else {
+            width / nr * nr
+        };
+        let a = w[(p.g * g.cog + p.m0) * k..].as_ptr();
+        let cp = c
+            .get()
+            .wrapping_add(((p.n * g.groups + p.g) * g.cog + p.m0) * plane + p.p0);
+        if main > 0 {
+            // SAFETY: `check` verified that the filters hold the rows `g·cog + m0..m1`, each
+            // `k` long, and that the data holds the group's `k` planes; each row's reads,
+            // whole panels from `at`, end within the data (`main`'s choice); the output rows
+            // `m0..m1` of image `n`, group `g`, columns `p0..p1`, are this part's alone.
+            unsafe { panels.gemm_rows(m, main, k, a, k, (xf.as_ptr().add(at), &offs), cp, plane) }
+        }
+        if main < width {
+            let rest = width - main;
+            // Within the scratch that `float_conv` reserved (`k` rows of the tile in panels).
+            with_scratch(k * nr, |packed| {
+                for r in 0..k {
+                    let from = at + r * in_plane + main;
+                    to_panels(packed, k, nr, r, &xf[from..from + rest]);
+                }
+                // SAFETY: as above, for the columns `main..width`, their panel packed.
+                unsafe { panels.gemm(m, rest, k, a, k, packed, cp.add(main), plane) }
+            });
+        }
+        if let Some(then) = then {
+            // SAFETY: as for the GEMM: this part's output elements, now written.
+            unsafe { finish_part(g, p, c.get(), then) };
+        }
+    });
+}
+
 /// Elements of [`implicit_conv`]'s padded copies: every input plane of every image (a
 /// `layout` each), and a panel's width more that the last panel of a part may read.
 fn copies_len(g: &Geometry, layout: &Phases) -> usize {
@@ -1586,9 +1649,14 @@ impl ConvFloat for f32 {
         wide: impl Fn(S) -> f32 + Copy + Sync,
         then: Option<&Epilogue<'_>>,
     ) {
-        match g.implicit() {
-            Some(layout) => implicit_conv(g, &layout, x, w, out, parts, wide, then),
-            None => packed_conv(g, x, in_place, w, out, parts, wide, then),
+        match (g.implicit(), in_place) {
+            (Some(layout), _) => implicit_conv(g, &layout, x, w, out, parts, wide, then),
+            // Read in place where few output channels share the columns; with many, packing
+            // them once pays (the rows of 56×56 planes, 12.5 KB apart, crowd the L1 cache).
+            (None, Some(xf)) if g.cog <= IN_PLACE_CHANNELS => {
+                pointwise_conv(g, xf, w, out, parts, then)
+            }
+            _ => packed_conv(g, x, in_place, w, out, parts, wide, then),
         }
     }
 }
@@ -2602,10 +2670,13 @@ mod tests {
         // Outputs start as NaN: the GEMM must write every element.
         let nan = |n: usize| vec![MaybeUninit::new(f32::NAN); n];
         let (mut a, mut b) = (nan(n), nan(n));
-        packed_conv(&g, &x, Some(&x), &w, &mut a, &parts, |v| v, None);
+        let mut d = nan(n);
+        pointwise_conv(&g, &x, &w, &mut a, &parts, None);
         packed_conv(&g, &x, None, &w, &mut b, &parts, |v: f32| v, None);
-        let (a, b) = (written(&a), written(&b));
+        packed_conv(&g, &x, Some(&x), &w, &mut d, &parts, |v| v, None);
+        let (a, b, d) = (written(&a), written(&b), written(&d));
         assert_eq!(a, b);
+        assert_eq!(a, d);
         assert!(a.iter().all(|v| !v.is_nan()));
         assert_eq!(run(&o, &c.data, x.clone(), &c.filters, w.clone()).1, a);
         let wide = |v: &[f32]| v.iter().map(|&e| e as f64).collect::<Vec<_>>();
@@ -2680,6 +2751,54 @@ mod tests {
             checked += 1;
         }
         assert!(checked > 100, "{checked} geometries took the implicit path");
+    }
+
+    /// Pointwise convolutions read in place give the bits of the gathered columns, on planes
+    /// of every size around a panel's width (the last partial panel packed where reading it
+    /// in place would run past the data), with images, groups and channel blocks.
+    #[test]
+    fn pointwise_in_place_on_every_plane_size() {
+        let mut packed_tails = 0;
+        for t in 0..80u64 {
+            let t = t as usize;
+            let (batch, groups, cig, cog) = (1 + t % 2, 1 + t / 2 % 2, 1 + t % 5, 5 + t % 3);
+            let (h, wd) = (1 + t % 3, 1 + t * 7 % 45);
+            let grouped = groups > 1;
+            let data = vec![batch, groups * cig, h, wd];
+            let mut filters = vec![cog, cig, 1, 1];
+            if grouped {
+                filters.insert(0, groups);
+            }
+            let o = op(
+                grouped,
+                &[1, 1],
+                &[1, 1],
+                &[0, 0],
+                &[0, 0],
+                AutoPad::Explicit,
+            );
+            let g = o.geometry(&data, &filters).unwrap();
+            assert!(g.pointwise() && g.implicit().is_none());
+            let x = uniform_for_test(data.iter().product(), 500 + t as u64, -1.0, 1.0);
+            let w = uniform_for_test(filters.iter().product(), 600 + t as u64, -1.0, 1.0);
+            let n = g.output_len().unwrap();
+            let (_, parts) = plan(&g, 4, false);
+            let nr = Panels::detect().width();
+            let last = parts.iter().map(|p| p.p1 - p.p0).next_back().unwrap_or(0);
+            packed_tails += usize::from(last % nr != 0);
+            let nan = |n: usize| vec![MaybeUninit::new(f32::NAN); n];
+            let (mut a, mut b) = (nan(n), nan(n));
+            pointwise_conv(&g, &x, &w, &mut a, &parts, None);
+            packed_conv(&g, &x, Some(&x), &w, &mut b, &parts, |v| v, None);
+            let bits = |v: &[MaybeUninit<f32>]| written(v).iter().map(|e| e.to_bits()).collect();
+            let (a, b): (Vec<u32>, Vec<u32>) = (bits(&a), bits(&b));
+            assert_eq!(a, b, "{data:?} {filters:?}");
+            assert!(a.iter().all(|&v| !f32::from_bits(v).is_nan()));
+        }
+        assert!(
+            packed_tails > 20,
+            "{packed_tails} runs ended in a partial panel"
+        );
     }
 
     /// The values of a buffer whose elements were all initialised.
