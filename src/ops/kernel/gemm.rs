@@ -632,6 +632,20 @@ mod tests {
         c
     }
 
+    /// `c` (rows of `ldc`, 7 past the first `n` columns) holds `want` (`m × n`) bit for bit.
+    fn same_rows(c: &[f32], want: &[f32], (m, n, k): (usize, usize, usize), ldc: usize, u: Panels) {
+        for i in 0..m {
+            let row = &c[i * ldc..(i + 1) * ldc];
+            let got: Vec<u32> = row[..n].iter().map(|v| v.to_bits()).collect();
+            let exp: Vec<u32> = want[i * n..(i + 1) * n]
+                .iter()
+                .map(|v| v.to_bits())
+                .collect();
+            assert_eq!(got, exp, "{m}×{n}×{k} {u:?} row {i}");
+            assert!(row[n..].iter().all(|&v| v == 7.0), "{u:?} wrote past n");
+        }
+    }
+
     fn units() -> Vec<Panels> {
         let best = Panels::detect().unit;
         [Simd::None, Simd::Avx2, Simd::Avx512]
@@ -666,16 +680,7 @@ mod tests {
                 let packed = pack(&b, k, n, u.width());
                 // SAFETY: `a` is m × k, `c` m × ldc, `packed` holds the panels.
                 unsafe { u.gemm(m, n, k, a.as_ptr(), k, &packed, c.as_mut_ptr(), ldc) };
-                for i in 0..m {
-                    let row = &c[i * ldc..(i + 1) * ldc];
-                    let got: Vec<u32> = row[..n].iter().map(|v| v.to_bits()).collect();
-                    let exp: Vec<u32> = want[i * n..(i + 1) * n]
-                        .iter()
-                        .map(|v| v.to_bits())
-                        .collect();
-                    assert_eq!(got, exp, "{m}×{n}×{k} {u:?} row {i}");
-                    assert!(row[n..].iter().all(|&v| v == 7.0), "{u:?} wrote past n");
-                }
+                same_rows(&c, &want, (m, n, k), ldc, u);
             }
         }
     }
@@ -712,16 +717,7 @@ mod tests {
                     let b = (pool.as_ptr(), &offs[..]);
                     u.gemm_rows(m, n, k, a.as_ptr(), k, b, c.as_mut_ptr(), ldc)
                 };
-                for i in 0..m {
-                    let row = &c[i * ldc..(i + 1) * ldc];
-                    let got: Vec<u32> = row[..n].iter().map(|v| v.to_bits()).collect();
-                    let exp: Vec<u32> = want[i * n..(i + 1) * n]
-                        .iter()
-                        .map(|v| v.to_bits())
-                        .collect();
-                    assert_eq!(got, exp, "{m}×{n}×{k} {u:?} row {i}");
-                    assert!(row[n..].iter().all(|&v| v == 7.0), "{u:?} wrote past n");
-                }
+                same_rows(&c, &want, (m, n, k), ldc, u);
             }
         }
     }
