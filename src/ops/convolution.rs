@@ -1598,8 +1598,9 @@ fn panels_of<const NR: usize>(packed: &mut [f32], k: usize, r: usize, v: &[f32])
 /// A float type the GEMM path computes in: f32 through the packed GEMM, f64 through the GEMM
 /// crate.
 trait ConvFloat: Gemm + Acc {
-    /// Scratch elements of one part of `tile` positions (its columns).
-    fn scratch(g: &Geometry, tile: usize) -> u64;
+    /// Scratch elements of one part of `tile` positions (its columns, or with `layout` the
+    /// sums of [`implicit_conv`]).
+    fn scratch(g: &Geometry, tile: usize, layout: Option<&Phases>) -> u64;
 
     /// The layout of the padded copies where the GEMM path reads its columns from them
     /// ([`implicit_conv`]), rather than gathering them.
@@ -1607,10 +1608,12 @@ trait ConvFloat: Gemm + Acc {
         None
     }
 
-    /// The GEMM path of [`float_conv`].
+    /// The GEMM path of [`float_conv`], through [`implicit_conv`] where `layout` (from
+    /// [`implicit`](Self::implicit)) is given.
     #[allow(clippy::too_many_arguments)]
     fn gemm_path<S: Copy + Sync>(
         g: &Geometry,
+        layout: Option<&Phases>,
         x: &[S],
         in_place: Option<&[Self]>,
         w: &[Self],
@@ -1622,8 +1625,8 @@ trait ConvFloat: Gemm + Acc {
 }
 
 impl ConvFloat for f32 {
-    fn scratch(g: &Geometry, tile: usize) -> u64 {
-        match g.implicit() {
+    fn scratch(g: &Geometry, tile: usize, layout: Option<&Phases>) -> u64 {
+        match layout {
             // The sums of a part's rows, each `wq` wide.
             Some(layout) => {
                 let rows = tile.div_ceil(g.output[2].max(1)) as u64;
@@ -1641,6 +1644,7 @@ impl ConvFloat for f32 {
     #[allow(clippy::too_many_arguments)]
     fn gemm_path<S: Copy + Sync>(
         g: &Geometry,
+        layout: Option<&Phases>,
         x: &[S],
         in_place: Option<&[f32]>,
         w: &[f32],
@@ -1649,8 +1653,8 @@ impl ConvFloat for f32 {
         wide: impl Fn(S) -> f32 + Copy + Sync,
         then: Option<&Epilogue<'_>>,
     ) {
-        match (g.implicit(), in_place) {
-            (Some(layout), _) => implicit_conv(g, &layout, x, w, out, parts, wide, then),
+        match (layout, in_place) {
+            (Some(layout), _) => implicit_conv(g, layout, x, w, out, parts, wide, then),
             // Read in place where few output channels share the columns; with many, packing
             // them once pays (the rows of 56×56 planes, 12.5 KB apart, crowd the L1 cache).
             (None, Some(xf)) if g.cog <= IN_PLACE_CHANNELS => {
@@ -1662,7 +1666,7 @@ impl ConvFloat for f32 {
 }
 
 impl ConvFloat for f64 {
-    fn scratch(g: &Geometry, tile: usize) -> u64 {
+    fn scratch(g: &Geometry, tile: usize, _: Option<&Phases>) -> u64 {
         if g.pointwise() {
             0
         } else {
@@ -1673,6 +1677,7 @@ impl ConvFloat for f64 {
     #[allow(clippy::too_many_arguments)]
     fn gemm_path<S: Copy + Sync>(
         g: &Geometry,
+        _: Option<&Phases>,
         x: &[S],
         in_place: Option<&[f64]>,
         w: &[f64],
@@ -1702,21 +1707,24 @@ fn float_conv<'w, S: Copy + Sync, F: ConvFloat>(
     let n = g.output_len().ok_or_else(too_large_output)?;
     let size = std::mem::size_of::<F>();
     let direct_path = g.depthwise();
-    let (tile, parts) = if direct_path || n == 0 || g.k() == 0 {
-        (0, Vec::new())
+    let gemm = !(direct_path || n == 0 || g.k() == 0);
+    // The layout of the padded copies of every input plane, where the GEMM reads its columns
+    // from them.
+    let layout = if gemm { F::implicit(g) } else { None };
+    let (tile, parts) = if gemm {
+        plan(g, size, layout.is_some())
     } else {
-        plan(g, size, F::implicit(g).is_some())
+        (0, Vec::new())
     };
     let pointwise = in_place.filter(|_| g.pointwise());
     let threads = rayon::current_num_threads().min(parts.len()) as u64;
     let scratch = if direct_path {
         (rayon::current_num_threads() as u64).saturating_mul(g.direct_scratch())
     } else {
-        threads.saturating_mul(F::scratch(g, tile))
+        threads.saturating_mul(F::scratch(g, tile, layout.as_ref()))
     }
     .saturating_mul(size as u64);
-    // The padded copies of every input plane, where the GEMM reads its columns from them.
-    let copies = F::implicit(g).map_or(0, |l| copies_len(g, &l) as u64);
+    let copies = layout.as_ref().map_or(0, |l| copies_len(g, l) as u64);
     let scratch = scratch.saturating_add(copies.saturating_mul(size as u64));
     let output = (n as u64).saturating_mul(size as u64);
     cx.reserve_bytes(
@@ -1725,12 +1733,13 @@ fn float_conv<'w, S: Copy + Sync, F: ConvFloat>(
     )?;
     let w = weights();
     g.check(x.len(), w.len())?;
-    if n == 0 || g.k() == 0 || direct_path {
+    if !gemm {
         return Ok(direct(g, x, &w, n, wide, then));
     }
     let mut out = Vec::with_capacity(n);
     F::gemm_path(
         g,
+        layout.as_ref(),
         x,
         pointwise,
         &w,
