@@ -27,6 +27,11 @@
 //!   layer, a decoder step) does not go through the crate, which would pack all of B first,
 //!   but through [`gemv`]: B read once where it lies, in the crate's order of sums (K blocks
 //!   of 256, a fused chain within each), so the bits are the crate's (tested against it).
+//!   f32 products whose `B` is transposed, or with both inputs untransposed and at least one
+//!   whole panel of columns, go through ovir's packed GEMM ([`Panels::gemm_blocked`], the
+//!   crate's order of sums, so the crate's bits: tested) with one input read where it lies,
+//!   rather than through the crate, which packs the constant weights again at every call:
+//!   [`rows_of_b`] and [`b_in_place`].
 //! * **f16 and bf16** are widened to f32 (exact), multiplied as f32 and rounded once to the
 //!   type.
 //! * **integers** are exact with two's complement wrap-around: the product and sum modulo
@@ -48,6 +53,7 @@ use rayon::prelude::*;
 
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
 use crate::num::{Float, Int};
+use crate::ops::kernel::gemm::Panels;
 use crate::ops::kernel::{self, gemv, value_data};
 use crate::shape::{DimRule, PartialShape, TensorType};
 use crate::tensor::{Element, Tensor, TypeSet};
@@ -410,7 +416,7 @@ pub(crate) trait Gemm: Element + Float + gemv::Fused {
 }
 
 macro_rules! gemm_impl {
-    ($t:ty, $f:path) => {
+    ($t:ty, $f:path, $product:path) => {
         impl Gemm for $t {
             unsafe fn gemm(
                 m: usize,
@@ -447,18 +453,233 @@ macro_rules! gemm_impl {
 
         impl Multiply for $t {
             fn product(
-                _cx: &EvalCx<'_>,
+                cx: &EvalCx<'_>,
                 plan: &Plan,
                 a: &[$t],
                 b: &[$t],
             ) -> Result<Vec<$t>, EvalError> {
-                Ok(float_product(plan, a, b))
+                $product(cx, plan, a, b)
             }
         }
     };
 }
-gemm_impl!(f32, matrixmultiply::sgemm);
-gemm_impl!(f64, matrixmultiply::dgemm);
+gemm_impl!(f32, matrixmultiply::sgemm, f32_product);
+gemm_impl!(f64, matrixmultiply::dgemm, crate_product);
+
+/// [`float_product`] as a [`Multiply::product`].
+fn crate_product<T: Gemm>(
+    _cx: &EvalCx<'_>,
+    plan: &Plan,
+    a: &[T],
+    b: &[T],
+) -> Result<Vec<T>, EvalError> {
+    Ok(float_product(plan, a, b))
+}
+
+/// The f32 product: [`rows_of_b`] where B is transposed, else [`float_product`].
+fn f32_product(cx: &EvalCx<'_>, plan: &Plan, a: &[f32], b: &[f32]) -> Result<Vec<f32>, EvalError> {
+    if in_place_b(plan) {
+        // The last panel's columns, packed.
+        let bytes = (plan.k * Panels::detect().width() * plan.offsets.len()) as u64 * 4;
+        cx.reserve_bytes("MatMul's packed columns of B", bytes)?;
+        return Ok(b_in_place(plan, a, b));
+    }
+    if transposed_b(plan) {
+        let packed = Panels::detect().packed_len(plan.k, packed_rows(plan));
+        let bytes = (packed as u64).saturating_mul(plan.offsets.len() as u64 * 4);
+        cx.reserve_bytes("MatMul's packed copy of an input", bytes)?;
+        return Ok(rows_of_b(plan, a, b));
+    }
+    Ok(float_product(plan, a, b))
+}
+
+/// Whether [`rows_of_b`] takes the product: `B` transposed (`[N, K]` as stored, a fully
+/// connected layer's weights as OpenVINO writes them), more than one row (one row goes to
+/// [`gemv`]), `K > 0`.
+fn transposed_b(plan: &Plan) -> bool {
+    plan.b_strides == (1, plan.k) && plan.m > 1 && plan.k > 0 && plan.n > 0
+}
+
+/// Whether [`b_in_place`] takes the product: `A` and `B` as stored (`K` contiguous in `A`'s
+/// rows, `N` in `B`'s), more than one row (one row goes to [`gemv`]), at least one whole
+/// panel of columns, `K > 0`.
+fn in_place_b(plan: &Plan) -> bool {
+    let w = Panels::detect().width();
+    plan.b_strides == (plan.n, 1)
+        && plan.a_strides == (plan.k, 1)
+        && plan.m > 1
+        && plan.k > 0
+        && plan.n >= w
+}
+
+/// The f32 product of an untransposed `B` (`[K, N]`, the weights of a fully connected layer
+/// stored that way) on the packed GEMM with both inputs read where they lie
+/// ([`Panels::gemm_rows_blocked`]: step `p` of a panel is `B`'s row `p`), rather than through
+/// the crate, which packs `B` again at every call. Only the columns past the last whole
+/// panel are packed. Sums in the crate's order: the bits of [`float_product`] (tested).
+fn b_in_place(plan: &Plan, a: &[f32], b: &[f32]) -> Vec<f32> {
+    let (m, k, n) = (plan.m, plan.k, plan.n);
+    let panels = Panels::detect();
+    let w = panels.width();
+    let batches = plan.offsets.len();
+    let whole = n - n % w;
+    // The columns past the whole panels, one panel per output matrix.
+    let mut tails = vec![0f32; if whole < n { batches * k * w } else { 0 }];
+    for (batch, tail) in tails.chunks_exact_mut(k * w).enumerate() {
+        let bo = plan.offsets[batch].1;
+        for (p, t) in tail.chunks_exact_mut(w).enumerate() {
+            t[..n - whole].copy_from_slice(&b[bo + p * n + whole..bo + (p + 1) * n]);
+        }
+    }
+    let offs: Vec<usize> = (0..k).map(|p| p * n).collect();
+    let threads = rayon::current_num_threads().max(1);
+    let cols = whole.min(COLS_PART);
+    // Parts of whole panels, then the last panel's part if any.
+    let main_parts = whole.div_ceil(cols);
+    let col_parts = main_parts + usize::from(whole < n);
+    let want = (4 * threads).div_ceil(batches * col_parts);
+    let rows = m.div_ceil(want).next_multiple_of(8).clamp(8, ROWS_PART);
+    let row_parts = m.div_ceil(rows);
+    let mut out = vec![0f32; batches * m * n];
+    let c = Shared(out.as_mut_ptr());
+    (0..batches * row_parts * col_parts)
+        .into_par_iter()
+        .for_each(|i| {
+            let (batch, r) = (i / (row_parts * col_parts), i % (row_parts * col_parts));
+            let (r0, ci) = ((r / col_parts) * rows, r % col_parts);
+            let c0 = if ci < main_parts { ci * cols } else { whole };
+            let nr = rows.min(m - r0);
+            let (ao, bo) = plan.offsets[batch];
+            // SAFETY: `run` checked that A and B hold every matrix the offsets address: rows
+            // `r0..r0 + nr` of A; `C`'s rows `r0..r0 + nr`, columns from `c0`, of this batch,
+            // which no other part writes.
+            let (ap, cp) = unsafe { (a.as_ptr().add(ao + r0 * k), c.get().add(batch * m * n)) };
+            let cp = unsafe { cp.add(r0 * n + c0) };
+            if c0 < whole {
+                let nc = cols.min(whole - c0);
+                // SAFETY: as above; B's rows from column `c0` hold the part's whole panels.
+                unsafe {
+                    let bp = (b.as_ptr().add(bo + c0), &offs[..]);
+                    panels.gemm_rows_blocked(nr, nc, k, ap, k, bp, cp, n)
+                };
+            } else {
+                let tail = &tails[batch * k * w..][..k * w];
+                // SAFETY: as above; `tail` holds the last panel.
+                unsafe { panels.gemm_blocked(nr, n - whole, k, ap, k, tail, cp, n) };
+            }
+        });
+    out
+}
+
+/// Whether [`rows_of_b`] computes `Cᵀ` (packing `A`) rather than `C` (packing `B`).
+fn flipped(plan: &Plan) -> bool {
+    plan.n > plan.m || plan.a_strides.1 != 1
+}
+
+/// The rows (of `K` elements) of the input [`rows_of_b`] packs, per output matrix.
+fn packed_rows(plan: &Plan) -> usize {
+    if flipped(plan) { plan.m } else { plan.n }
+}
+
+/// Rows and columns of the GEMM's output per part of [`rows_of_b`] (at most): a part's rows of
+/// the operand read in place stay in the L2 cache, its scratch within 1 MiB.
+const ROWS_PART: usize = 256;
+const COLS_PART: usize = 1024;
+
+/// The f32 product of a transposed `B` (`[N, K]` as stored) on the packed GEMM, one operand's
+/// rows read where they lie and the other's packed in panels (transposed: its `K` steps down
+/// the panel). With more columns than rows (`N > M`: a fully connected layer, whose weights
+/// the crate would pack again at every call), or `A` transposed, as `Cᵀ = B·Aᵀ`: `B`'s rows in
+/// place, `Aᵀ` packed, each part's block of `Cᵀ` computed in the thread's scratch and written
+/// transposed to `C`. Else as `C = A·Bᵀ`: `A`'s rows in place, `Bᵀ` packed, `C` written
+/// directly. Sums in the crate's order ([`Panels::gemm_blocked`]): the bits of
+/// [`float_product`] (tested).
+fn rows_of_b(plan: &Plan, a: &[f32], b: &[f32]) -> Vec<f32> {
+    let (m, k, n) = (plan.m, plan.k, plan.n);
+    let panels = Panels::detect();
+    let w = panels.width();
+    let batches = plan.offsets.len();
+    let flip = flipped(plan);
+    // The GEMM's output is `rows × cols`; `packed` the panels of its `cols` (strides of
+    // their elements, row then step), `rows_at` where its rows lie (batch → offset).
+    let (rows_n, cols_n) = if flip { (n, m) } else { (m, n) };
+    let (src, (rs, cs)) = if flip {
+        (a, plan.a_strides)
+    } else {
+        (b, (k, 1))
+    };
+    let of = |batch: usize| {
+        let (ao, bo) = plan.offsets[batch];
+        if flip { (bo, ao) } else { (ao, bo) }
+    };
+    let in_place = if flip { b } else { a };
+    let per = panels.packed_len(k, cols_n);
+    let panels_n = cols_n.div_ceil(w);
+    let mut packed = vec![0f32; batches * per];
+    packed
+        .par_chunks_mut(k * w)
+        .enumerate()
+        .for_each(|(i, panel)| {
+            let (batch, j) = (i / panels_n, i % panels_n);
+            let base = of(batch).1;
+            for l in 0..w.min(cols_n - j * w) {
+                let row = &src[base + (j * w + l) * rs..];
+                for p in 0..k {
+                    panel[p * w + l] = row[p * cs];
+                }
+            }
+        });
+    // Parts: rows × whole panels of columns, enough for the threads.
+    let threads = rayon::current_num_threads().max(1);
+    let cols = cols_n.min(COLS_PART);
+    let col_parts = cols_n.div_ceil(cols);
+    let want = (4 * threads).div_ceil(batches * col_parts);
+    let rows = rows_n
+        .div_ceil(want)
+        .next_multiple_of(8)
+        .clamp(8, ROWS_PART);
+    let row_parts = rows_n.div_ceil(rows);
+    let mut out = vec![0f32; batches * m * n];
+    let c = Shared(out.as_mut_ptr());
+    (0..batches * row_parts * col_parts)
+        .into_par_iter()
+        .for_each(|i| {
+            let (batch, r) = (i / (row_parts * col_parts), i % (row_parts * col_parts));
+            let (r0, c0) = ((r / col_parts) * rows, (r % col_parts) * cols);
+            let (nr, nc) = (rows.min(rows_n - r0), cols.min(cols_n - c0));
+            let block = &packed[batch * per + (c0 / w) * k * w..][..panels.packed_len(k, nc)];
+            // SAFETY: `run` checked that A and B hold every matrix the offsets address: rows
+            // `r0..r0 + nr` of the operand read in place (`K` contiguous steps each) lie in
+            // it; `block` holds the panels of columns `c0..c0 + nc`.
+            let rows_in = unsafe { in_place.as_ptr().add(of(batch).0 + r0 * k) };
+            let at = batch * m * n;
+            if !flip {
+                // SAFETY: rows `r0..r0 + nr`, columns `c0..c0 + nc` of this batch's `C`,
+                // which no other part writes.
+                unsafe {
+                    let cp = c.get().add(at + r0 * n + c0);
+                    panels.gemm_blocked(nr, nc, k, rows_in, k, block, cp, n)
+                };
+                return;
+            }
+            kernel::with_scratch(nr * nc, |t| {
+                // SAFETY: as above; `t` holds `nr × nc`.
+                unsafe { panels.gemm_blocked(nr, nc, k, rows_in, k, block, t.as_mut_ptr(), nc) };
+                for i in 0..nc {
+                    // SAFETY: row `c0 + i`, columns `r0..r0 + nr` of this batch's `C`, which
+                    // no other part writes.
+                    let row = unsafe {
+                        let p = c.get().add(at + (c0 + i) * n + r0);
+                        std::slice::from_raw_parts_mut(p, nr)
+                    };
+                    for (j, o) in row.iter_mut().enumerate() {
+                        *o = t[j * nc + i];
+                    }
+                }
+            });
+        });
+    out
+}
 
 /// The product through the GEMM crate, its parts in parallel.
 fn float_product<T: Gemm>(plan: &Plan, a: &[T], b: &[T]) -> Vec<T> {
@@ -567,7 +788,7 @@ macro_rules! widened {
                 let count = plan.offsets.len() * plan.m * plan.n;
                 let copies = (a.len() as u64 + b.len() as u64 + count as u64) * 4;
                 cx.reserve_bytes("f32 copies of the inputs", copies)?;
-                Ok(narrow(&float_product(plan, &widen(a), &widen(b))))
+                Ok(narrow(&f32_product(cx, plan, &widen(a), &widen(b))?))
             }
         }
     )*};
@@ -855,6 +1076,78 @@ mod tests {
                     t + 1
                 );
             }
+        }
+    }
+
+    /// A transposed B goes through [`rows_of_b`] (B's rows in place, Cᵀ computed and written
+    /// transposed): the bits of the crate's path ([`float_product`]) for partial panels and
+    /// parts, several K blocks, a transposed A, broadcast batches, at 1 to 3 threads.
+    #[test]
+    fn transposed_b_gives_the_crates_bits() {
+        for (sa, sb, ta) in [
+            (vec![2, 3], vec![5, 3], false),
+            (vec![70, 300], vec![650, 300], false),
+            (vec![33, 1030], vec![17, 1030], false),
+            (vec![300, 40], vec![9, 300], true),
+            (vec![2, 1, 45, 64], vec![3, 130, 64], false),
+            (vec![1100, 8], vec![20, 8], false),
+            (vec![4, 128, 64], vec![4, 128, 64], false),
+        ] {
+            let o = op(ta, true);
+            let g = o.geometry(&sa, &sb).unwrap();
+            let plan = Plan::new(&g, &o);
+            assert!(transposed_b(&plan), "{sa:?} × {sb:?} takes the rows of B");
+            let a = random_f32(sa.iter().product(), 5);
+            let b = random_f32(sb.iter().product(), 6);
+            let want: Vec<u32> = float_product(&plan, &a, &b)
+                .iter()
+                .map(|x| x.to_bits())
+                .collect();
+            let runs = bits_at_thread_counts(&[1, 2, 3], || rows_of_b(&plan, &a, &b));
+            for (t, r) in runs.iter().enumerate() {
+                assert!(r == &want, "{sa:?} × {sb:?} at {} threads", t + 1);
+            }
+            let through_eval = run_f32(&o, &sa, &sb, &a, &b);
+            assert!(through_eval.iter().map(|x| x.to_bits()).eq(want));
+        }
+    }
+
+    /// An untransposed B is read in place ([`b_in_place`], its last partial panel packed):
+    /// the bits of the crate's path for whole and partial panels, several column parts, K
+    /// blocks, broadcast batches, at 1 to 3 threads.
+    #[test]
+    fn b_in_place_gives_the_crates_bits() {
+        for (sa, sb) in [
+            (vec![2, 3], vec![3, 32]),
+            (vec![70, 300], vec![300, 650]),
+            (vec![9, 1030], vec![1030, 40]),
+            (vec![33, 20], vec![20, 2010]),
+            (vec![2, 1, 45, 64], vec![3, 64, 130]),
+            (vec![300, 8], vec![8, 16]),
+        ] {
+            let o = op(false, false);
+            let g = o.geometry(&sa, &sb).unwrap();
+            let plan = Plan::new(&g, &o);
+            // (The last, 16 columns wide, only where the panels are 16 wide: AVX2.)
+            if !in_place_b(&plan) {
+                assert!(
+                    Panels::detect().width() > sb[sb.len() - 1],
+                    "{sa:?} × {sb:?}"
+                );
+                continue;
+            }
+            let a = random_f32(sa.iter().product(), 7);
+            let b = random_f32(sb.iter().product(), 8);
+            let want: Vec<u32> = float_product(&plan, &a, &b)
+                .iter()
+                .map(|x| x.to_bits())
+                .collect();
+            let runs = bits_at_thread_counts(&[1, 2, 3], || b_in_place(&plan, &a, &b));
+            for (t, r) in runs.iter().enumerate() {
+                assert!(r == &want, "{sa:?} × {sb:?} at {} threads", t + 1);
+            }
+            let through_eval = run_f32(&o, &sa, &sb, &a, &b);
+            assert!(through_eval.iter().map(|x| x.to_bits()).eq(want));
         }
     }
 

@@ -14,13 +14,16 @@
 //!
 //! Why not the GEMM crate (`matrixmultiply`) that MatMul uses: it packs both operands at each
 //! call, and for a convolution the filters are the same at every call while the columns are
-//! already a copy; packing them again took a quarter of a ResNet's time.
+//! already a copy; packing them again took a quarter of a ResNet's time. For the same reason
+//! MatMul's f32 products with one input readable in place come here too, summed in the
+//! crate's blocked order instead ([`Panels::gemm_blocked`]: the crate's bits).
 
 use super::simd::Simd;
 
 /// Rows of `A` (and `C`) per micro-tile.
 const MR: usize = 8;
 /// Steps of `k` per block: a `KC × NR` panel block stays in the L1 cache while the rows pass.
+/// Also the block of [`Panels::gemm_blocked`]'s sums, which must be the GEMM crate's (256).
 const KC: usize = 256;
 /// Rows of `A` per block: `MC × KC` of `A` stays in the L2 cache while the panels pass.
 const MC: usize = 256;
@@ -85,7 +88,50 @@ impl Panels {
             b.len() >= self.packed_len(k, n),
             "packed B holds its panels"
         );
-        let s = Shape { m, n, k, lda, ldc };
+        let s = Shape {
+            m,
+            n,
+            k,
+            lda,
+            ldc,
+            blocks: false,
+        };
+        // SAFETY: the caller's bounds; `b` holds its panels (asserted).
+        unsafe { self.run::<false>(s, a, (b.as_ptr(), std::ptr::null()), c) }
+    }
+
+    /// As [`gemm`](Self::gemm), every element summed in blocks of [`KC`] steps of `k` (from
+    /// step 0): each block one fused multiply-add chain from `+0`, the blocks' sums added in
+    /// order (`c = s_0`, then `c = s_b + c`). That is the order of the GEMM crate's `sgemm`
+    /// (its K block is 256, its kernels fused, its later blocks added to `C`), so MatMul
+    /// computes on this GEMM and on the crate to the same bits (tested against the crate).
+    ///
+    /// # Safety
+    /// As [`gemm`](Self::gemm).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn gemm_blocked(
+        self,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: *const f32,
+        lda: usize,
+        b: &[f32],
+        c: *mut f32,
+        ldc: usize,
+    ) {
+        assert!(
+            b.len() >= self.packed_len(k, n),
+            "packed B holds its panels"
+        );
+        let s = Shape {
+            m,
+            n,
+            k,
+            lda,
+            ldc,
+            blocks: true,
+        };
         // SAFETY: the caller's bounds; `b` holds its panels (asserted).
         unsafe { self.run::<false>(s, a, (b.as_ptr(), std::ptr::null()), c) }
     }
@@ -112,7 +158,44 @@ impl Panels {
         ldc: usize,
     ) {
         assert!(offs.len() >= k, "an offset for each step of k");
-        let s = Shape { m, n, k, lda, ldc };
+        let s = Shape {
+            m,
+            n,
+            k,
+            lda,
+            ldc,
+            blocks: false,
+        };
+        // SAFETY: the caller's bounds.
+        unsafe { self.run::<true>(s, a, (b, offs.as_ptr()), c) }
+    }
+
+    /// As [`gemm_rows`](Self::gemm_rows), summed in the blocks of
+    /// [`gemm_blocked`](Self::gemm_blocked) (the GEMM crate's order).
+    ///
+    /// # Safety
+    /// As [`gemm_rows`](Self::gemm_rows).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn gemm_rows_blocked(
+        self,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: *const f32,
+        lda: usize,
+        (b, offs): (*const f32, &[usize]),
+        c: *mut f32,
+        ldc: usize,
+    ) {
+        assert!(offs.len() >= k, "an offset for each step of k");
+        let s = Shape {
+            m,
+            n,
+            k,
+            lda,
+            ldc,
+            blocks: true,
+        };
         // SAFETY: the caller's bounds.
         unsafe { self.run::<true>(s, a, (b, offs.as_ptr()), c) }
     }
@@ -156,6 +239,9 @@ struct Shape {
     k: usize,
     lda: usize,
     ldc: usize,
+    /// Each block of [`KC`] steps summed from `+0` and added to `C` (rather than the chain
+    /// carried on from `C`): [`Panels::gemm_blocked`].
+    blocks: bool,
 }
 
 /// A micro-tile: `rows ≤ MR` rows of `C` (stride `ldc`) and one panel's `NR` columns, `kc`
@@ -243,7 +329,11 @@ unsafe fn drive<const NR: usize, const ROWS: bool>(
                             };
                             let ap = a.add(i0 * s.lda + k0);
                             let cp = c.add(i0 * s.ldc + j * NR);
-                            if cols == NR {
+                            if s.blocks && !first {
+                                let t = if cols <= NR / 2 { half } else { tile };
+                                let at = (ap, (bp, op), cp);
+                                add_block::<NR>(t, rows, cols, kc, at, s, &mut spare);
+                            } else if cols == NR {
                                 tile(rows, kc, ap, s.lda, bp, op, cp, s.ldc, first);
                             } else {
                                 let t = if cols <= NR / 2 { half } else { tile };
@@ -287,6 +377,36 @@ unsafe fn on_spare<const NR: usize>(
         t(rows, kc, ap, s.lda, bp, op, sp, NR, first);
         for r in 0..rows {
             std::ptr::copy_nonoverlapping(sp.add(r * NR), cp.add(r * s.ldc), cols);
+        }
+    }
+}
+
+/// A later block of [`Panels::gemm_blocked`]: the micro-tile `t` from `+0` on the spare
+/// tile, then its `cols` valid columns added to `C` (`c = s + c`).
+///
+/// # Safety
+/// As [`on_spare`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn add_block<const NR: usize>(
+    t: Tile,
+    rows: usize,
+    cols: usize,
+    kc: usize,
+    (ap, (bp, op), cp): (*const f32, (*const f32, *const usize), *mut f32),
+    s: Shape,
+    spare: &mut [f32; MR * MAX_NR],
+) {
+    let sp = spare.as_mut_ptr();
+    // SAFETY: the caller's bounds; the spare tile holds `rows × NR` at stride `NR`.
+    unsafe {
+        t(rows, kc, ap, s.lda, bp, op, sp, NR, true);
+        for r in 0..rows {
+            let c = std::slice::from_raw_parts_mut(cp.add(r * s.ldc), cols);
+            let block = std::slice::from_raw_parts(sp.add(r * NR), cols);
+            for (c, &v) in c.iter_mut().zip(block) {
+                *c += v;
+            }
         }
     }
 }
@@ -680,6 +800,56 @@ mod tests {
                 let packed = pack(&b, k, n, u.width());
                 // SAFETY: `a` is m × k, `c` m × ldc, `packed` holds the panels.
                 unsafe { u.gemm(m, n, k, a.as_ptr(), k, &packed, c.as_mut_ptr(), ldc) };
+                same_rows(&c, &want, (m, n, k), ldc, u);
+            }
+        }
+    }
+
+    /// The blocked order: a chain from +0 per block of 256 steps, the blocks added in order;
+    /// every unit gives it, and so does the GEMM crate's `sgemm` on this CPU (the order MatMul
+    /// has always had).
+    #[test]
+    fn blocked_sums_are_the_crates_bit_for_bit() {
+        let dims = [
+            (1, 1, 1),
+            (7, 33, 256),
+            (13, 17, 257),
+            (9, 70, 600),
+            (16, 40, 1030),
+        ];
+        for (t, &(m, n, k)) in dims.iter().enumerate() {
+            let a = uniform_for_test(m * k, 7 * t as u64 + 1, -1.0, 1.0);
+            let b = uniform_for_test(k * n, 7 * t as u64 + 2, -1.0, 1.0);
+            let mut want = vec![0f32; m * n];
+            for i in 0..m {
+                for j in 0..n {
+                    let mut c = 0f32;
+                    for k0 in (0..k).step_by(256) {
+                        let s = (k0..(k0 + 256).min(k))
+                            .fold(0f32, |s, p| a[i * k + p].mul_add(b[p * n + j], s));
+                        c = if k0 == 0 { s } else { s + c };
+                    }
+                    want[i * n + j] = c;
+                }
+            }
+            let mut crate_c = vec![0f32; m * n];
+            // SAFETY: a is m × k, b k × n, c m × n, all row-major.
+            unsafe {
+                let (a, b, c) = (a.as_ptr(), b.as_ptr(), crate_c.as_mut_ptr());
+                let (k_, n_) = (k as isize, n as isize);
+                matrixmultiply::sgemm(m, k, n, 1.0, a, k_, 1, b, n_, 1, 0.0, c, n_, 1);
+            }
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("fma") {
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&crate_c), bits(&want), "crate {m}×{n}×{k}");
+            }
+            for u in units() {
+                let ldc = n + 3;
+                let mut c = vec![7f32; m * ldc];
+                let packed = pack(&b, k, n, u.width());
+                // SAFETY: `a` is m × k, `c` m × ldc, `packed` holds the panels.
+                unsafe { u.gemm_blocked(m, n, k, a.as_ptr(), k, &packed, c.as_mut_ptr(), ldc) };
                 same_rows(&c, &want, (m, n, k), ldc, u);
             }
         }
