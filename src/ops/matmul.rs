@@ -476,17 +476,25 @@ fn crate_product<T: Gemm>(
     Ok(float_product(plan, a, b))
 }
 
-/// The f32 product: [`rows_of_b`] where B is transposed, else [`float_product`].
+/// The f32 product: [`b_in_place`] or [`rows_of_b`] where one input can be read in place
+/// (each with its packed copy reserved in the budget first), else [`float_product`].
 fn f32_product(cx: &EvalCx<'_>, plan: &Plan, a: &[f32], b: &[f32]) -> Result<Vec<f32>, EvalError> {
     if in_place_b(plan) {
         // The last panel's columns, packed.
-        let bytes = (plan.k * Panels::detect().width() * plan.offsets.len()) as u64 * 4;
+        let bytes = [plan.k, Panels::detect().width(), plan.offsets.len(), 4]
+            .iter()
+            .fold(1u64, |b, &d| b.saturating_mul(d as u64));
         cx.reserve_bytes("MatMul's packed columns of B", bytes)?;
         return Ok(b_in_place(plan, a, b));
     }
     if transposed_b(plan) {
         let packed = Panels::detect().packed_len(plan.k, packed_rows(plan));
         let bytes = (packed as u64).saturating_mul(plan.offsets.len() as u64 * 4);
+        // And each thread's block of Cᵀ, when it computes Cᵀ.
+        let threads = rayon::current_num_threads() as u64;
+        let block = (ROWS_PART.min(plan.n) * COLS_PART.min(plan.m)) as u64 * 4;
+        let block = if flipped(plan) { block } else { 0 };
+        let bytes = bytes.saturating_add(threads.saturating_mul(block));
         cx.reserve_bytes("MatMul's packed copy of an input", bytes)?;
         return Ok(rows_of_b(plan, a, b));
     }
