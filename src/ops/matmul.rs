@@ -28,7 +28,7 @@
 //!   but through [`gemv`]: B read once where it lies, in the crate's order of sums (K blocks
 //!   of 256, a fused chain within each), so the bits are the crate's (tested against it).
 //!   f32 products whose `B` is transposed, or with both inputs untransposed and at least one
-//!   whole panel of columns, go through ovir's packed GEMM ([`Panels::gemm_blocked`], the
+//!   whole panel of columns, go through ovir's packed GEMM ([`Panels::blocked`], the
 //!   crate's order of sums, so the crate's bits: tested) with one input read where it lies,
 //!   rather than through the crate, which packs the constant weights again at every call:
 //!   [`rows_of_b`] and [`b_in_place`].
@@ -522,12 +522,12 @@ fn in_place_b(plan: &Plan) -> bool {
 
 /// The f32 product of an untransposed `B` (`[K, N]`, the weights of a fully connected layer
 /// stored that way) on the packed GEMM with both inputs read where they lie
-/// ([`Panels::gemm_rows_blocked`]: step `p` of a panel is `B`'s row `p`), rather than through
+/// ([`Panels::blocked`], [`Panels::gemm_rows`]: step `p` of a panel is `B`'s row `p`), rather than through
 /// the crate, which packs `B` again at every call. Only the columns past the last whole
 /// panel are packed. Sums in the crate's order: the bits of [`float_product`] (tested).
 fn b_in_place(plan: &Plan, a: &[f32], b: &[f32]) -> Vec<f32> {
     let (m, k, n) = (plan.m, plan.k, plan.n);
-    let panels = Panels::detect();
+    let panels = Panels::detect().blocked();
     let w = panels.width();
     let batches = plan.offsets.len();
     let whole = n - n % w;
@@ -540,14 +540,11 @@ fn b_in_place(plan: &Plan, a: &[f32], b: &[f32]) -> Vec<f32> {
         }
     }
     let offs: Vec<usize> = (0..k).map(|p| p * n).collect();
-    let threads = rayon::current_num_threads().max(1);
     let cols = whole.min(COLS_PART);
     // Parts of whole panels, then the last panel's part if any.
     let main_parts = whole.div_ceil(cols);
     let col_parts = main_parts + usize::from(whole < n);
-    let want = (4 * threads).div_ceil(batches * col_parts);
-    let rows = m.div_ceil(want).next_multiple_of(8).clamp(8, ROWS_PART);
-    let row_parts = m.div_ceil(rows);
+    let (rows, row_parts) = row_split(m, batches * col_parts);
     let mut out = vec![0f32; batches * m * n];
     let c = Shared(out.as_mut_ptr());
     (0..batches * row_parts * col_parts)
@@ -568,15 +565,27 @@ fn b_in_place(plan: &Plan, a: &[f32], b: &[f32]) -> Vec<f32> {
                 // SAFETY: as above; B's rows from column `c0` hold the part's whole panels.
                 unsafe {
                     let bp = (b.as_ptr().add(bo + c0), &offs[..]);
-                    panels.gemm_rows_blocked(nr, nc, k, ap, k, bp, cp, n)
+                    panels.gemm_rows(nr, nc, k, ap, k, bp, cp, n)
                 };
             } else {
                 let tail = &tails[batch * k * w..][..k * w];
                 // SAFETY: as above; `tail` holds the last panel.
-                unsafe { panels.gemm_blocked(nr, n - whole, k, ap, k, tail, cp, n) };
+                unsafe { panels.gemm(nr, n - whole, k, ap, k, tail, cp, n) };
             }
         });
     out
+}
+
+/// Rows per part (a multiple of 8, at most [`ROWS_PART`]) and the number of parts, for
+/// `rows_n` rows beside `others` parts (batches × columns): some four parts per thread.
+fn row_split(rows_n: usize, others: usize) -> (usize, usize) {
+    let threads = rayon::current_num_threads().max(1);
+    let want = (4 * threads).div_ceil(others.max(1));
+    let rows = rows_n
+        .div_ceil(want)
+        .next_multiple_of(8)
+        .clamp(8, ROWS_PART);
+    (rows, rows_n.div_ceil(rows))
 }
 
 /// Whether [`rows_of_b`] computes `Cᵀ` (packing `A`) rather than `C` (packing `B`).
@@ -600,11 +609,11 @@ const COLS_PART: usize = 1024;
 /// the crate would pack again at every call), or `A` transposed, as `Cᵀ = B·Aᵀ`: `B`'s rows in
 /// place, `Aᵀ` packed, each part's block of `Cᵀ` computed in the thread's scratch and written
 /// transposed to `C`. Else as `C = A·Bᵀ`: `A`'s rows in place, `Bᵀ` packed, `C` written
-/// directly. Sums in the crate's order ([`Panels::gemm_blocked`]): the bits of
+/// directly. Sums in the crate's order ([`Panels::blocked`]): the bits of
 /// [`float_product`] (tested).
 fn rows_of_b(plan: &Plan, a: &[f32], b: &[f32]) -> Vec<f32> {
     let (m, k, n) = (plan.m, plan.k, plan.n);
-    let panels = Panels::detect();
+    let panels = Panels::detect().blocked();
     let w = panels.width();
     let batches = plan.offsets.len();
     let flip = flipped(plan);
@@ -638,15 +647,9 @@ fn rows_of_b(plan: &Plan, a: &[f32], b: &[f32]) -> Vec<f32> {
             }
         });
     // Parts: rows × whole panels of columns, enough for the threads.
-    let threads = rayon::current_num_threads().max(1);
     let cols = cols_n.min(COLS_PART);
     let col_parts = cols_n.div_ceil(cols);
-    let want = (4 * threads).div_ceil(batches * col_parts);
-    let rows = rows_n
-        .div_ceil(want)
-        .next_multiple_of(8)
-        .clamp(8, ROWS_PART);
-    let row_parts = rows_n.div_ceil(rows);
+    let (rows, row_parts) = row_split(rows_n, batches * col_parts);
     let mut out = vec![0f32; batches * m * n];
     let c = Shared(out.as_mut_ptr());
     (0..batches * row_parts * col_parts)
@@ -666,13 +669,13 @@ fn rows_of_b(plan: &Plan, a: &[f32], b: &[f32]) -> Vec<f32> {
                 // which no other part writes.
                 unsafe {
                     let cp = c.get().add(at + r0 * n + c0);
-                    panels.gemm_blocked(nr, nc, k, rows_in, k, block, cp, n)
+                    panels.gemm(nr, nc, k, rows_in, k, block, cp, n)
                 };
                 return;
             }
             kernel::with_scratch(nr * nc, |t| {
                 // SAFETY: as above; `t` holds `nr × nc`.
-                unsafe { panels.gemm_blocked(nr, nc, k, rows_in, k, block, t.as_mut_ptr(), nc) };
+                unsafe { panels.gemm(nr, nc, k, rows_in, k, block, t.as_mut_ptr(), nc) };
                 for i in 0..nc {
                     // SAFETY: row `c0 + i`, columns `r0..r0 + nr` of this batch's `C`, which
                     // no other part writes.
@@ -1105,20 +1108,28 @@ mod tests {
             let g = o.geometry(&sa, &sb).unwrap();
             let plan = Plan::new(&g, &o);
             assert!(transposed_b(&plan), "{sa:?} × {sb:?} takes the rows of B");
-            let a = random_f32(sa.iter().product(), 5);
-            let b = random_f32(sb.iter().product(), 6);
-            let want: Vec<u32> = float_product(&plan, &a, &b)
-                .iter()
-                .map(|x| x.to_bits())
-                .collect();
-            let runs = bits_at_thread_counts(&[1, 2, 3], || rows_of_b(&plan, &a, &b));
-            for (t, r) in runs.iter().enumerate() {
-                assert!(r == &want, "{sa:?} × {sb:?} at {} threads", t + 1);
-            }
-            let through_eval = run_f32(&o, &sa, &sb, &a, &b);
-            assert!(through_eval.iter().map(|x| x.to_bits()).eq(want));
+            crates_bits(&o, &plan, (&sa, &sb), rows_of_b);
         }
     }
+
+    /// `path`'s product of random inputs of shapes `sa`, `sb` has the bits of the crate's path
+    /// ([`float_product`]) at 1 to 3 threads, and MatMul's eval gives them too.
+    fn crates_bits(o: &MatMul, plan: &Plan, (sa, sb): (&[usize], &[usize]), path: PathFn) {
+        let a = random_f32(sa.iter().product(), 5);
+        let b = random_f32(sb.iter().product(), 6);
+        let want: Vec<u32> = float_product(plan, &a, &b)
+            .iter()
+            .map(|x| x.to_bits())
+            .collect();
+        let runs = bits_at_thread_counts(&[1, 2, 3], || path(plan, &a, &b));
+        for (t, r) in runs.iter().enumerate() {
+            assert!(r == &want, "{sa:?} × {sb:?} at {} threads", t + 1);
+        }
+        let through_eval = run_f32(o, sa, sb, &a, &b);
+        assert!(through_eval.iter().map(|x| x.to_bits()).eq(want));
+    }
+
+    type PathFn = fn(&Plan, &[f32], &[f32]) -> Vec<f32>;
 
     /// An untransposed B is read in place ([`b_in_place`], its last partial panel packed):
     /// the bits of the crate's path for whole and partial panels, several column parts, K
@@ -1144,18 +1155,7 @@ mod tests {
                 );
                 continue;
             }
-            let a = random_f32(sa.iter().product(), 7);
-            let b = random_f32(sb.iter().product(), 8);
-            let want: Vec<u32> = float_product(&plan, &a, &b)
-                .iter()
-                .map(|x| x.to_bits())
-                .collect();
-            let runs = bits_at_thread_counts(&[1, 2, 3], || b_in_place(&plan, &a, &b));
-            for (t, r) in runs.iter().enumerate() {
-                assert!(r == &want, "{sa:?} × {sb:?} at {} threads", t + 1);
-            }
-            let through_eval = run_f32(&o, &sa, &sb, &a, &b);
-            assert!(through_eval.iter().map(|x| x.to_bits()).eq(want));
+            crates_bits(&o, &plan, (&sa, &sb), b_in_place);
         }
     }
 

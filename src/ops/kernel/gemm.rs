@@ -16,14 +16,14 @@
 //! call, and for a convolution the filters are the same at every call while the columns are
 //! already a copy; packing them again took a quarter of a ResNet's time. For the same reason
 //! MatMul's f32 products with one input readable in place come here too, summed in the
-//! crate's blocked order instead ([`Panels::gemm_blocked`]: the crate's bits).
+//! crate's blocked order instead ([`Panels::blocked`]: the crate's bits).
 
 use super::simd::Simd;
 
 /// Rows of `A` (and `C`) per micro-tile.
 const MR: usize = 8;
 /// Steps of `k` per block: a `KC × NR` panel block stays in the L1 cache while the rows pass.
-/// Also the block of [`Panels::gemm_blocked`]'s sums, which must be the GEMM crate's (256).
+/// Also the block of [`Panels::blocked`]'s sums, which must be the GEMM crate's (256).
 const KC: usize = 256;
 /// Rows of `A` per block: `MC × KC` of `A` stays in the L2 cache while the panels pass.
 const MC: usize = 256;
@@ -36,6 +36,8 @@ pub(crate) const MAX_NR: usize = 32;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Panels {
     unit: Simd,
+    /// Sums in blocks ([`Panels::blocked`]).
+    blocks: bool,
 }
 
 impl Panels {
@@ -45,7 +47,22 @@ impl Panels {
         let unit = super::simd::simd();
         #[cfg(not(target_arch = "x86_64"))]
         let unit = Simd::None;
-        Panels { unit }
+        Panels {
+            unit,
+            blocks: false,
+        }
+    }
+
+    /// The same GEMM with every element summed in blocks of [`KC`] steps of `k` (from step
+    /// 0): each block one fused multiply-add chain from `+0`, the blocks' sums added in order
+    /// (`c = s_0`, then `c = s_b + c`). That is the order of the GEMM crate's `sgemm` (its K
+    /// block is 256, its kernels fused, its later blocks added to `C`), so MatMul computes on
+    /// this GEMM and on the crate to the same bits (tested against the crate).
+    pub(crate) fn blocked(self) -> Panels {
+        Panels {
+            blocks: true,
+            ..self
+        }
     }
 
     /// Columns per panel.
@@ -94,43 +111,7 @@ impl Panels {
             k,
             lda,
             ldc,
-            blocks: false,
-        };
-        // SAFETY: the caller's bounds; `b` holds its panels (asserted).
-        unsafe { self.run::<false>(s, a, (b.as_ptr(), std::ptr::null()), c) }
-    }
-
-    /// As [`gemm`](Self::gemm), every element summed in blocks of [`KC`] steps of `k` (from
-    /// step 0): each block one fused multiply-add chain from `+0`, the blocks' sums added in
-    /// order (`c = s_0`, then `c = s_b + c`). That is the order of the GEMM crate's `sgemm`
-    /// (its K block is 256, its kernels fused, its later blocks added to `C`), so MatMul
-    /// computes on this GEMM and on the crate to the same bits (tested against the crate).
-    ///
-    /// # Safety
-    /// As [`gemm`](Self::gemm).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn gemm_blocked(
-        self,
-        m: usize,
-        n: usize,
-        k: usize,
-        a: *const f32,
-        lda: usize,
-        b: &[f32],
-        c: *mut f32,
-        ldc: usize,
-    ) {
-        assert!(
-            b.len() >= self.packed_len(k, n),
-            "packed B holds its panels"
-        );
-        let s = Shape {
-            m,
-            n,
-            k,
-            lda,
-            ldc,
-            blocks: true,
+            blocks: self.blocks,
         };
         // SAFETY: the caller's bounds; `b` holds its panels (asserted).
         unsafe { self.run::<false>(s, a, (b.as_ptr(), std::ptr::null()), c) }
@@ -164,37 +145,7 @@ impl Panels {
             k,
             lda,
             ldc,
-            blocks: false,
-        };
-        // SAFETY: the caller's bounds.
-        unsafe { self.run::<true>(s, a, (b, offs.as_ptr()), c) }
-    }
-
-    /// As [`gemm_rows`](Self::gemm_rows), summed in the blocks of
-    /// [`gemm_blocked`](Self::gemm_blocked) (the GEMM crate's order).
-    ///
-    /// # Safety
-    /// As [`gemm_rows`](Self::gemm_rows).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn gemm_rows_blocked(
-        self,
-        m: usize,
-        n: usize,
-        k: usize,
-        a: *const f32,
-        lda: usize,
-        (b, offs): (*const f32, &[usize]),
-        c: *mut f32,
-        ldc: usize,
-    ) {
-        assert!(offs.len() >= k, "an offset for each step of k");
-        let s = Shape {
-            m,
-            n,
-            k,
-            lda,
-            ldc,
-            blocks: true,
+            blocks: self.blocks,
         };
         // SAFETY: the caller's bounds.
         unsafe { self.run::<true>(s, a, (b, offs.as_ptr()), c) }
@@ -240,7 +191,7 @@ struct Shape {
     lda: usize,
     ldc: usize,
     /// Each block of [`KC`] steps summed from `+0` and added to `C` (rather than the chain
-    /// carried on from `C`): [`Panels::gemm_blocked`].
+    /// carried on from `C`): [`Panels::blocked`].
     blocks: bool,
 }
 
@@ -381,7 +332,7 @@ unsafe fn on_spare<const NR: usize>(
     }
 }
 
-/// A later block of [`Panels::gemm_blocked`]: the micro-tile `t` from `+0` on the spare
+/// A later block of [`Panels::blocked`]: the micro-tile `t` from `+0` on the spare
 /// tile, then its `cols` valid columns added to `C` (`c = s + c`).
 ///
 /// # Safety
@@ -771,7 +722,10 @@ mod tests {
         [Simd::None, Simd::Avx2, Simd::Avx512]
             .into_iter()
             .filter(|&u| u <= best)
-            .map(|unit| Panels { unit })
+            .map(|unit| Panels {
+                unit,
+                blocks: false,
+            })
             .collect()
     }
 
@@ -849,7 +803,10 @@ mod tests {
                 let mut c = vec![7f32; m * ldc];
                 let packed = pack(&b, k, n, u.width());
                 // SAFETY: `a` is m × k, `c` m × ldc, `packed` holds the panels.
-                unsafe { u.gemm_blocked(m, n, k, a.as_ptr(), k, &packed, c.as_mut_ptr(), ldc) };
+                unsafe {
+                    u.blocked()
+                        .gemm(m, n, k, a.as_ptr(), k, &packed, c.as_mut_ptr(), ldc)
+                };
                 same_rows(&c, &want, (m, n, k), ldc, u);
             }
         }
