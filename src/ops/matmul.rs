@@ -638,13 +638,8 @@ fn rows_of_b(plan: &Plan, a: &[f32], b: &[f32]) -> Vec<f32> {
         .enumerate()
         .for_each(|(i, panel)| {
             let (batch, j) = (i / panels_n, i % panels_n);
-            let base = of(batch).1;
-            for l in 0..w.min(cols_n - j * w) {
-                let row = &src[base + (j * w + l) * rs..];
-                for p in 0..k {
-                    panel[p * w + l] = row[p * cs];
-                }
-            }
+            let rows = &src[of(batch).1 + j * w * rs..];
+            panels.pack_transposed(rows, (rs, cs), (k, w.min(cols_n - j * w)), panel);
         });
     // Parts: rows × whole panels of columns, enough for the threads.
     let cols = cols_n.min(COLS_PART);

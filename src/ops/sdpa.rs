@@ -331,6 +331,7 @@ fn fused(
     scale: Option<&Tensor>,
     causal: bool,
 ) -> Option<Result<Tensor, EvalError>> {
+    use super::kernel::gemm::Panels;
     use super::matmul::{Gemm, Shared};
     use rayon::prelude::*;
     use std::mem::MaybeUninit;
@@ -371,7 +372,12 @@ fn fused(
     while rows > 8 && count * l.div_ceil(rows) < 4 * threads {
         rows /= 2;
     }
-    let scratch = (rows as u64 * s as u64 * 8).saturating_mul(threads as u64);
+    // The GEMM packs Kᵀ (s × e, in whole panels) in each thread; V is read where it lies
+    // when its rows are whole panels.
+    let panels = Panels::detect().blocked();
+    let packed = panels.packed_len(e, s);
+    let v_rows = ev.is_multiple_of(panels.width());
+    let scratch = (rows as u64 * s as u64 * 8 + packed as u64 * 4).saturating_mul(threads as u64);
     let total = count * l * ev;
     if let Err(err) = cx
         .reserve_bytes("the attention scores of each thread", scratch)
@@ -417,30 +423,31 @@ fn fused(
     let mut out = vec![0f32; total];
     let c = Shared(out.as_mut_ptr());
     let minus_inf = f32::NEG_INFINITY;
+    let v_offs: Vec<usize> = (0..s).map(|p| p * ev).collect();
     (0..count * blocks).into_par_iter().for_each_init(
-        || (Vec::<f32>::new(), Vec::<MaybeUninit<f32>>::new()),
-        |(scores, weights), task| {
+        || {
+            (
+                Vec::<f32>::new(),
+                Vec::<MaybeUninit<f32>>::new(),
+                Vec::new(),
+            )
+        },
+        |(scores, weights, keys), task| {
             let (b, r0) = (task / blocks, (task % blocks) * rows);
             let n = rows.min(l - r0);
             scores.clear();
             scores.resize(n * s, 0.0);
             weights.clear();
             weights.resize(n * s, MaybeUninit::uninit());
-            // SAFETY: the query rows, K's and V's matrices lie in their buffers (shapes checked
-            // above); `scores` holds n × s elements.
+            // Kᵀ in panels (the GEMM crate's order of sums: MatMul's bits).
+            keys.resize(packed, 0.0);
+            panels.pack_transposed(&kd[k_at[b] * s * e..], (e, 1), (e, s), keys);
+            // SAFETY: the query rows lie in their buffer (shapes checked above); `scores`
+            // holds n × s elements; `keys` the panels.
             unsafe {
-                f32::gemm(
-                    n,
-                    e,
-                    s,
-                    qd.as_ptr().add((b * l + r0) * e),
-                    (e, 1),
-                    kd.as_ptr().add(k_at[b] * s * e),
-                    (1, e),
-                    scores.as_mut_ptr(),
-                    s,
-                );
-            }
+                let q = qd.as_ptr().add((b * l + r0) * e);
+                panels.gemm(n, s, e, q, e, keys, scores.as_mut_ptr(), s)
+            };
             for (i, row) in scores.chunks_exact_mut(s).enumerate() {
                 let li = r0 + i;
                 for x in row.iter_mut() {
@@ -471,7 +478,19 @@ fn fused(
             }
             super::softmax::softmax_rows_f32(scores, weights, s);
             // SAFETY: the row kernel wrote every element of `weights`; V's matrix lies in its
-            // buffer; the block's output rows are written by this task alone.
+            // buffer, its rows whole panels where read in place; the block's output rows are
+            // written by this task alone.
+            if v_rows {
+                unsafe {
+                    let (w, o) = (
+                        weights.as_ptr().cast::<f32>(),
+                        c.get().add((b * l + r0) * ev),
+                    );
+                    let vr = (vd.as_ptr().add(v_at[b] * s * ev), &v_offs[..]);
+                    panels.gemm_rows(n, ev, s, w, s, vr, o, ev)
+                };
+                return;
+            }
             unsafe {
                 f32::gemm(
                     n,
@@ -649,7 +668,13 @@ mod tests {
 
     #[test]
     fn fused_has_the_composed_bits() {
-        let (l, s, e, ev) = (70, 37, 24, 9);
+        // V's rows partial panels (taking the crate), then whole panels of 16 or 32 read in
+        // place, with more than one block of 256 keys.
+        fused_and_composed(70, 37, 24, 9);
+        fused_and_composed(20, 300, 24, 64);
+    }
+
+    fn fused_and_composed(l: usize, s: usize, e: usize, ev: usize) {
         let t = |shape: &[usize], seed: u64| {
             tensor_for_test(shape, random(shape.iter().product(), seed))
         };

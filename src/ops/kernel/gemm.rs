@@ -81,6 +81,34 @@ impl Panels {
             .saturating_mul(k)
     }
 
+    /// Packs `B[k × cols]` in panels into `out` (at least [`packed_len`](Self::packed_len)
+    /// `(k, cols)` elements; the columns past `cols` of the last panel 0) where `B` is the
+    /// transpose of a matrix in `src`: column `j` of `B` is that matrix's row `j`, element
+    /// `(j, p)` at `src[j·rs + p·cs]` (a MatMul's transposed operand, attention's keys).
+    pub(crate) fn pack_transposed(
+        self,
+        src: &[f32],
+        (rs, cs): (usize, usize),
+        (k, cols): (usize, usize),
+        out: &mut [f32],
+    ) {
+        let w = self.width();
+        for (j, panel) in out
+            .chunks_exact_mut(k * w)
+            .take(cols.div_ceil(w))
+            .enumerate()
+        {
+            let lanes = w.min(cols - j * w);
+            panel.fill(0.0);
+            for l in 0..lanes {
+                let row = &src[(j * w + l) * rs..];
+                for p in 0..k {
+                    panel[p * w + l] = row[p * cs];
+                }
+            }
+        }
+    }
+
     /// `C[m × n]` (row stride `ldc`) `= A[m × k]` (row stride `lda`) `· B`, where `b` holds
     /// `B[k × n]` packed: panel `j` (columns `j·w .. j·w + w`, `w` the [`width`](Self::width))
     /// at `b[j·k·w ..]`, row `p` of the panel at `+ p·w`, the columns past `n` of the last
