@@ -745,6 +745,23 @@ mod tests {
         }
     }
 
+    /// `u`'s GEMM of `a` and `b` packed holds `want`, bit for bit; C sits in a wider matrix
+    /// (row stride n + 3) whose other columns stay put.
+    fn packed_gives(
+        u: Panels,
+        (a, b): (&[f32], &[f32]),
+        want: &[f32],
+        dims: (usize, usize, usize),
+    ) {
+        let (m, n, k) = dims;
+        let ldc = n + 3;
+        let mut c = vec![7f32; m * ldc];
+        let packed = pack(b, k, n, u.width());
+        // SAFETY: `a` is m × k, `c` m × ldc, `packed` holds the panels.
+        unsafe { u.gemm(m, n, k, a.as_ptr(), k, &packed, c.as_mut_ptr(), ldc) };
+        same_rows(&c, want, dims, ldc, u);
+    }
+
     fn units() -> Vec<Panels> {
         let best = Panels::detect().unit;
         [Simd::None, Simd::Avx2, Simd::Avx512]
@@ -776,13 +793,7 @@ mod tests {
             let b = uniform_for_test(k * n, 3 * t as u64 + 2, -1.0, 1.0);
             let want = chain(&a, &b, m, n, k);
             for u in units() {
-                // C sits in a wider matrix (row stride n + 3) whose other columns stay put.
-                let ldc = n + 3;
-                let mut c = vec![7f32; m * ldc];
-                let packed = pack(&b, k, n, u.width());
-                // SAFETY: `a` is m × k, `c` m × ldc, `packed` holds the panels.
-                unsafe { u.gemm(m, n, k, a.as_ptr(), k, &packed, c.as_mut_ptr(), ldc) };
-                same_rows(&c, &want, (m, n, k), ldc, u);
+                packed_gives(u, (&a, &b), &want, (m, n, k));
             }
         }
     }
@@ -827,15 +838,7 @@ mod tests {
                 assert_eq!(bits(&crate_c), bits(&want), "crate {m}×{n}×{k}");
             }
             for u in units() {
-                let ldc = n + 3;
-                let mut c = vec![7f32; m * ldc];
-                let packed = pack(&b, k, n, u.width());
-                // SAFETY: `a` is m × k, `c` m × ldc, `packed` holds the panels.
-                unsafe {
-                    u.blocked()
-                        .gemm(m, n, k, a.as_ptr(), k, &packed, c.as_mut_ptr(), ldc)
-                };
-                same_rows(&c, &want, (m, n, k), ldc, u);
+                packed_gives(u.blocked(), (&a, &b), &want, (m, n, k));
             }
         }
     }
