@@ -1337,7 +1337,6 @@ fn packed_conv<S: Copy + Sync>(
     then: Option<&Epilogue<'_>>,
 ) {
     let panels = Panels::detect();
-    let nr = panels.width();
     let (k, plane, in_plane) = (g.k(), g.out_plane(), g.in_plane());
     let group_len = g.cig * in_plane;
     let c = Shared(out.as_mut_ptr().cast::<f32>());
@@ -1350,7 +1349,7 @@ fn packed_conv<S: Copy + Sync>(
         with_scratch(len + width, |buf| {
             let (packed, row) = buf.split_at_mut(len);
             // Row `r` of the columns into its place in each panel.
-            let mut put = |r: usize, v: &[f32]| to_panels(packed, k, nr, r, v);
+            let mut put = |r: usize, v: &[f32]| panels.pack_row(packed, k, r, v);
             vectorised(
                 #[inline(always)]
                 || match in_place {
@@ -1437,7 +1436,7 @@ fn pointwise_conv(
             with_scratch(k * nr, |packed| {
                 for r in 0..k {
                     let from = at + r * in_plane + main;
-                    to_panels(packed, k, nr, r, &xf[from..from + rest]);
+                    panels.pack_row(packed, k, r, &xf[from..from + rest]);
                 }
                 // SAFETY: as above, for the columns `main..width`, their panel packed.
                 unsafe { panels.gemm(m, rest, k, a, k, packed, cp.add(main), plane) }
@@ -1569,29 +1568,6 @@ unsafe fn finish_part<A: Acc>(g: &Geometry, p: &Part, out: *mut A, then: &Epilog
             )
         };
         A::finish(then, row, p.n, c, p.p0);
-    }
-}
-
-/// Row `r` of the columns (`v`) into panels of `nr` (32 or 16) columns, each `k` rows.
-#[inline(always)]
-fn to_panels(packed: &mut [f32], k: usize, nr: usize, r: usize, v: &[f32]) {
-    match nr {
-        32 => panels_of::<32>(packed, k, r, v),
-        _ => panels_of::<16>(packed, k, r, v),
-    }
-}
-
-#[inline(always)]
-fn panels_of<const NR: usize>(packed: &mut [f32], k: usize, r: usize, v: &[f32]) {
-    let mut pieces = v.chunks_exact(NR);
-    for (j, piece) in pieces.by_ref().enumerate() {
-        let dst: &mut [f32; NR] = (&mut packed[(j * k + r) * NR..][..NR]).try_into().unwrap();
-        *dst = piece.try_into().unwrap();
-    }
-    let rest = pieces.remainder();
-    if !rest.is_empty() {
-        let j = v.len() / NR;
-        packed[(j * k + r) * NR..][..rest.len()].copy_from_slice(rest);
     }
 }
 

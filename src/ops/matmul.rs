@@ -480,11 +480,10 @@ fn crate_product<T: Gemm>(
 /// (each with its packed copy reserved in the budget first), else [`float_product`].
 fn f32_product(cx: &EvalCx<'_>, plan: &Plan, a: &[f32], b: &[f32]) -> Result<Vec<f32>, EvalError> {
     if in_place_b(plan) {
-        // The last panel's columns, packed.
-        let bytes = [plan.k, Panels::detect().width(), plan.offsets.len(), 4]
-            .iter()
-            .fold(1u64, |b, &d| b.saturating_mul(d as u64));
-        cx.reserve_bytes("MatMul's packed columns of B", bytes)?;
+        // Each thread's packed blocks of B.
+        let len = Panels::detect().copied_len(plan.k, plan.n) as u64;
+        let bytes = len.saturating_mul(4 * rayon::current_num_threads() as u64);
+        cx.reserve_bytes("MatMul's packed blocks of B", bytes)?;
         return Ok(b_in_place(plan, a, b));
     }
     if transposed_b(plan) {
@@ -521,29 +520,22 @@ fn in_place_b(plan: &Plan) -> bool {
 }
 
 /// The f32 product of an untransposed `B` (`[K, N]`, the weights of a fully connected layer
-/// stored that way) on the packed GEMM with both inputs read where they lie
-/// ([`Panels::blocked`], [`Panels::gemm_rows`]: step `p` of a panel is `B`'s row `p`), rather than through
-/// the crate, which packs `B` again at every call. Only the columns past the last whole
-/// panel are packed. Sums in the crate's order: the bits of [`float_product`] (tested).
+/// stored that way) on the packed GEMM, `A`'s rows read where they lie and `B`'s packed a
+/// block at a time as the parts reach them ([`Panels::copying`]), rather than through the
+/// crate, which packs all of `B` again at every call. The parts split the columns first, so
+/// that few of them pack the same block of `B` (a linear layer's weights once). Sums in the
+/// crate's order ([`Panels::blocked`]): the bits of [`float_product`] (tested).
 fn b_in_place(plan: &Plan, a: &[f32], b: &[f32]) -> Vec<f32> {
     let (m, k, n) = (plan.m, plan.k, plan.n);
-    let panels = Panels::detect().blocked();
+    let panels = Panels::detect().blocked().copying();
     let w = panels.width();
     let batches = plan.offsets.len();
-    let whole = n - n % w;
-    // The columns past the whole panels, one panel per output matrix.
-    let mut tails = vec![0f32; if whole < n { batches * k * w } else { 0 }];
-    for (batch, tail) in tails.chunks_exact_mut(k * w).enumerate() {
-        let bo = plan.offsets[batch].1;
-        for (p, t) in tail.chunks_exact_mut(w).enumerate() {
-            t[..n - whole].copy_from_slice(&b[bo + p * n + whole..bo + (p + 1) * n]);
-        }
-    }
     let offs: Vec<usize> = (0..k).map(|p| p * n).collect();
-    let cols = whole.min(COLS_PART);
-    // Parts of whole panels, then the last panel's part if any.
-    let main_parts = whole.div_ceil(cols);
-    let col_parts = main_parts + usize::from(whole < n);
+    // Some four parts a thread from the columns alone where they allow: each part of rows
+    // packs its columns of `B` again.
+    let want = (4 * rayon::current_num_threads()).div_ceil(batches);
+    let cols = (n.div_ceil(w).div_ceil(want) * w).min(COLS_PART);
+    let col_parts = n.div_ceil(cols);
     let (rows, row_parts) = row_split(m, batches * col_parts);
     let mut out = vec![0f32; batches * m * n];
     let c = Shared(out.as_mut_ptr());
@@ -551,27 +543,19 @@ fn b_in_place(plan: &Plan, a: &[f32], b: &[f32]) -> Vec<f32> {
         .into_par_iter()
         .for_each(|i| {
             let (batch, r) = (i / (row_parts * col_parts), i % (row_parts * col_parts));
-            let (r0, ci) = ((r / col_parts) * rows, r % col_parts);
-            let c0 = if ci < main_parts { ci * cols } else { whole };
-            let nr = rows.min(m - r0);
+            let (r0, c0) = ((r / col_parts) * rows, (r % col_parts) * cols);
+            let (nr, nc) = (rows.min(m - r0), cols.min(n - c0));
             let (ao, bo) = plan.offsets[batch];
             // SAFETY: `run` checked that A and B hold every matrix the offsets address: rows
-            // `r0..r0 + nr` of A; `C`'s rows `r0..r0 + nr`, columns from `c0`, of this batch,
-            // which no other part writes.
-            let (ap, cp) = unsafe { (a.as_ptr().add(ao + r0 * k), c.get().add(batch * m * n)) };
-            let cp = unsafe { cp.add(r0 * n + c0) };
-            if c0 < whole {
-                let nc = cols.min(whole - c0);
-                // SAFETY: as above; B's rows from column `c0` hold the part's whole panels.
-                unsafe {
-                    let bp = (b.as_ptr().add(bo + c0), &offs[..]);
-                    panels.gemm_rows(nr, nc, k, ap, k, bp, cp, n)
-                };
-            } else {
-                let tail = &tails[batch * k * w..][..k * w];
-                // SAFETY: as above; `tail` holds the last panel.
-                unsafe { panels.gemm(nr, n - whole, k, ap, k, tail, cp, n) };
-            }
+            // `r0..r0 + nr` of A; B's rows from column `c0` hold the part's `nc` columns (all
+            // that copying reads); `C`'s rows `r0..r0 + nr`, columns `c0..c0 + nc`, of this
+            // batch, which no other part writes.
+            unsafe {
+                let ap = a.as_ptr().add(ao + r0 * k);
+                let cp = c.get().add(batch * m * n + r0 * n + c0);
+                let bp = (b.as_ptr().add(bo + c0), &offs[..]);
+                panels.gemm_rows(nr, nc, k, ap, k, bp, cp, n)
+            };
         });
     out
 }

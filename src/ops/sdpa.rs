@@ -332,7 +332,7 @@ fn fused(
     causal: bool,
 ) -> Option<Result<Tensor, EvalError>> {
     use super::kernel::gemm::Panels;
-    use super::matmul::{Gemm, Shared};
+    use super::matmul::Shared;
     use rayon::prelude::*;
     use std::mem::MaybeUninit;
     let (qs, ks, vs) = (q.shape(), k.shape(), v.shape());
@@ -373,11 +373,16 @@ fn fused(
         rows /= 2;
     }
     // The GEMM packs Kᵀ (s × e, in whole panels) in each thread; V is read where it lies
-    // when its rows are whole panels.
+    // when its rows are whole panels, else packed a block at a time.
     let panels = Panels::detect().blocked();
     let packed = panels.packed_len(e, s);
-    let v_rows = ev.is_multiple_of(panels.width());
-    let scratch = (rows as u64 * s as u64 * 8 + packed as u64 * 4).saturating_mul(threads as u64);
+    let (v_panels, v_copied) = if ev.is_multiple_of(panels.width()) {
+        (panels, 0)
+    } else {
+        (panels.copying(), panels.copied_len(s, ev))
+    };
+    let scratch = (rows as u64 * s as u64 * 8 + (packed + v_copied) as u64 * 4)
+        .saturating_mul(threads as u64);
     let total = count * l * ev;
     if let Err(err) = cx
         .reserve_bytes("the attention scores of each thread", scratch)
@@ -478,32 +483,16 @@ fn fused(
             }
             super::softmax::softmax_rows_f32(scores, weights, s);
             // SAFETY: the row kernel wrote every element of `weights`; V's matrix lies in its
-            // buffer, its rows whole panels where read in place; the block's output rows are
-            // written by this task alone.
-            if v_rows {
-                unsafe {
-                    let (w, o) = (
-                        weights.as_ptr().cast::<f32>(),
-                        c.get().add((b * l + r0) * ev),
-                    );
-                    let vr = (vd.as_ptr().add(v_at[b] * s * ev), &v_offs[..]);
-                    panels.gemm_rows(n, ev, s, w, s, vr, o, ev)
-                };
-                return;
-            }
+            // buffer, its rows whole panels where read in place (else packed, reading only
+            // its `ev` columns); the block's output rows are written by this task alone.
             unsafe {
-                f32::gemm(
-                    n,
-                    s,
-                    ev,
+                let (w, o) = (
                     weights.as_ptr().cast::<f32>(),
-                    (s, 1),
-                    vd.as_ptr().add(v_at[b] * s * ev),
-                    (ev, 1),
                     c.get().add((b * l + r0) * ev),
-                    ev,
                 );
-            }
+                let vr = (vd.as_ptr().add(v_at[b] * s * ev), &v_offs[..]);
+                v_panels.gemm_rows(n, ev, s, w, s, vr, o, ev)
+            };
         },
     );
     let mut shape = scores_shape;

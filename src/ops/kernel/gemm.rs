@@ -29,6 +29,9 @@ const KC: usize = 256;
 const MC: usize = 256;
 /// Bytes of panel blocks that the row blocks of `A` pass in turn (within the L1 cache).
 const L1_PANELS: usize = 32 << 10;
+/// Bytes of `B`'s panel blocks that [`Panels::gemm_rows`] packs at a time (within the L2
+/// cache, beside a block of `A`).
+const COPIED: usize = 256 << 10;
 /// The widest panel (AVX-512's two registers of 16 lanes).
 pub(crate) const MAX_NR: usize = 32;
 
@@ -38,6 +41,8 @@ pub(crate) struct Panels {
     unit: Simd,
     /// Sums in blocks ([`Panels::blocked`]).
     blocks: bool,
+    /// [`Panels::gemm_rows`] packs blocks of `B` ([`Panels::copying`]).
+    copies: bool,
 }
 
 impl Panels {
@@ -50,6 +55,7 @@ impl Panels {
         Panels {
             unit,
             blocks: false,
+            copies: false,
         }
     }
 
@@ -63,6 +69,30 @@ impl Panels {
             blocks: true,
             ..self
         }
+    }
+
+    /// The same GEMM with [`gemm_rows`](Self::gemm_rows) packing blocks of `B`'s rows before
+    /// the micro-tiles read them ([`copied`](Self::copied)), rather than reading them where
+    /// they lie: for rows far apart (a MatMul's weights, a power of two apart, share a few sets
+    /// of the L1 cache and would be fetched again for every tile of rows of `A`), and for
+    /// any width (the last panel reads only the `n` columns). The same bits.
+    pub(crate) fn copying(self) -> Panels {
+        Panels {
+            copies: true,
+            ..self
+        }
+    }
+
+    /// `f32` elements of the buffer that [`gemm_rows`](Self::gemm_rows) packs into in each
+    /// thread when [`copying`](Self::copying) (kept by the thread between calls).
+    pub(crate) fn copied_len(self, k: usize, n: usize) -> usize {
+        self.packed_len(KC.min(k), self.copy_group().min(n))
+    }
+
+    /// Columns of `B` per block that [`copied`](Self::copied) packs: whole panels, [`COPIED`]
+    /// bytes of [`KC`] steps.
+    fn copy_group(self) -> usize {
+        (COPIED / (KC * self.width() * 4)).max(1) * self.width()
     }
 
     /// Columns per panel.
@@ -109,6 +139,17 @@ impl Panels {
         }
     }
 
+    /// Row `r` of `B[k × n]` (its `n` columns `v`) into `packed`, `B` in panels as
+    /// [`gemm`](Self::gemm) reads them (the columns past `n` of the last panel left as they
+    /// are).
+    #[inline(always)]
+    pub(crate) fn pack_row(self, packed: &mut [f32], k: usize, r: usize, v: &[f32]) {
+        match self.width() {
+            32 => row_to_panels::<32>(packed, k, r, v),
+            _ => row_to_panels::<16>(packed, k, r, v),
+        }
+    }
+
     /// `C[m × n]` (row stride `ldc`) `= A[m × k]` (row stride `lda`) `· B`, where `b` holds
     /// `B[k × n]` packed: panel `j` (columns `j·w .. j·w + w`, `w` the [`width`](Self::width))
     /// at `b[j·k·w ..]`, row `p` of the panel at `+ p·w`, the columns past `n` of the last
@@ -140,6 +181,7 @@ impl Panels {
             lda,
             ldc,
             blocks: self.blocks,
+            carry: false,
         };
         // SAFETY: the caller's bounds; `b` holds its panels (asserted).
         unsafe { self.run::<false>(s, a, (b.as_ptr(), std::ptr::null()), c) }
@@ -147,9 +189,10 @@ impl Panels {
 
     /// As [`gemm`](Self::gemm), with `B[p, j] = b[offs[p] + j]`: its rows read where they lie
     /// (the implicit convolution's rows of a padded copy, a fixed offset apart for each
-    /// tap), none packed. The last panel reads its whole width: `b` must be readable at
-    /// `offs[p] + j` for every `p < k` and `j` below `n` rounded up to a whole
-    /// [`width`](Self::width) (the sums of the columns past `n` are dropped).
+    /// tap), none packed; or, [`copying`](Self::copying), packed a block at a time. Read in
+    /// place, the last panel reads its whole width: `b` must be readable at `offs[p] + j` for
+    /// every `p < k` and `j` below `n` rounded up to a whole [`width`](Self::width) (the sums
+    /// of the columns past `n` are dropped); copying, for `j < n`.
     ///
     /// # Safety
     /// As [`gemm`](Self::gemm) for `a` and `c`; `offs` holds `k` offsets, and `b` is readable
@@ -174,9 +217,64 @@ impl Panels {
             lda,
             ldc,
             blocks: self.blocks,
+            carry: false,
         };
         // SAFETY: the caller's bounds.
         unsafe { self.run::<true>(s, a, (b, offs.as_ptr()), c) }
+    }
+
+    /// [`gemm_rows`](Self::gemm_rows) through packed blocks of `B`: for each block of [`KC`]
+    /// steps (in order), [`COPIED`] bytes of its panels at a time packed in the thread's
+    /// buffer and multiplied as [`gemm`](Self::gemm) would (`C` carrying the sums of the
+    /// earlier blocks: the same order as reading the rows in place).
+    ///
+    /// # Safety
+    /// As [`gemm_rows`](Self::gemm_rows), with `k > 0`.
+    unsafe fn copied(
+        self,
+        s: Shape,
+        a: *const f32,
+        (b, offs): (*const f32, *const usize),
+        c: *mut f32,
+    ) {
+        thread_local! {
+            static BLOCKS: std::cell::Cell<Vec<f32>> = const { std::cell::Cell::new(Vec::new()) };
+        }
+        let group = self.copy_group();
+        let mut buf = BLOCKS.take();
+        let len = self.copied_len(s.k, s.n);
+        if buf.len() < len {
+            buf = vec![0.0; len];
+        }
+        for k0 in (0..s.k).step_by(KC) {
+            let kc = KC.min(s.k - k0);
+            for c0 in (0..s.n).step_by(group) {
+                let nc = group.min(s.n - c0);
+                for p in 0..kc {
+                    if p + AHEAD < kc {
+                        // SAFETY: as below, for row `k0 + p + AHEAD`.
+                        unsafe { prefetch(b.add(*offs.add(k0 + p + AHEAD) + c0), nc) };
+                    }
+                    // SAFETY: the caller's bounds: row `k0 + p` of `B` holds columns
+                    // `c0..c0 + nc`.
+                    let row =
+                        unsafe { std::slice::from_raw_parts(b.add(*offs.add(k0 + p) + c0), nc) };
+                    self.pack_row(&mut buf, kc, p, row);
+                }
+                let sub = Shape {
+                    n: nc,
+                    k: kc,
+                    carry: s.carry || k0 > 0,
+                    ..s
+                };
+                // SAFETY: the caller's bounds for the block's steps of `a` and columns of `c`;
+                // `buf` holds the block's panels (`packed_len(kc, nc)` ≤ `len`).
+                unsafe {
+                    self.run::<false>(sub, a.add(k0), (buf.as_ptr(), std::ptr::null()), c.add(c0))
+                };
+            }
+        }
+        BLOCKS.set(buf);
     }
 
     /// [`drive`] on this unit (zeros for `k = 0`).
@@ -196,6 +294,10 @@ impl Panels {
                 unsafe { std::ptr::write_bytes(c.add(i * s.ldc), 0, s.n) };
             }
             return;
+        }
+        if ROWS && self.copies {
+            // SAFETY: the caller's bounds; `k > 0`.
+            return unsafe { self.copied(s, a, b, c) };
         }
         // SAFETY: the caller's bounds; each unit runs only where it was detected.
         unsafe {
@@ -221,12 +323,14 @@ struct Shape {
     /// Each block of [`KC`] steps summed from `+0` and added to `C` (rather than the chain
     /// carried on from `C`): [`Panels::blocked`].
     blocks: bool,
+    /// `C` holds the sums of earlier steps (its first block is a later one).
+    carry: bool,
 }
 
 /// A micro-tile: `rows ≤ MR` rows of `C` (stride `ldc`) and one panel's `NR` columns, `kc`
-/// steps of `k` from `a` (stride `lda`) and the panel block `b`; `first`: start from `+0`
-/// rather than from `C`. Step `p` of the panel block is at `b + p·NR` (packed panels), or,
-/// for the tiles of [`Panels::gemm_rows`], at `b + offs[p]`.
+/// steps of `k` from `a` (stride `lda`) and the panel block `b`, from and into `C` as `start`
+/// says. Step `p` of the panel block is at `b + p·NR` (packed panels), or, for the tiles of
+/// [`Panels::gemm_rows`], at `b + offs[p]`.
 type Tile = unsafe fn(
     rows: usize,
     kc: usize,
@@ -236,8 +340,19 @@ type Tile = unsafe fn(
     offs: *const usize,
     c: *mut f32,
     ldc: usize,
-    first: bool,
+    start: Start,
 );
+
+/// Where a micro-tile's sums start and where they go.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Start {
+    /// From `C` (the chain carried on), stored to `C`.
+    Carry,
+    /// From `+0`, stored to `C`.
+    Zero,
+    /// From `+0`, then added to `C` (`c = s + c`: a later block of [`Panels::blocked`]).
+    Add,
+}
 
 /// Where step `p` of a panel block starts: `b + p·NR` in packed panels (`ROWS` false), or
 /// `b + offs[p]` (`ROWS` true).
@@ -286,7 +401,11 @@ unsafe fn drive<const NR: usize, const ROWS: bool>(
         let m1 = (m0 + MC).min(s.m);
         for k0 in (0..s.k).step_by(KC) {
             let kc = KC.min(s.k - k0);
-            let first = k0 == 0;
+            let start = if k0 > 0 || s.carry {
+                if s.blocks { Start::Add } else { Start::Carry }
+            } else {
+                Start::Zero
+            };
             // Panels per chunk: as many as fit [`L1_PANELS`] bytes, so that each row block
             // of `A` passes a chunk (still in the L1 cache) and the rows of `C` are written
             // a chunk's width at a time rather than one panel's.
@@ -308,16 +427,12 @@ unsafe fn drive<const NR: usize, const ROWS: bool>(
                             };
                             let ap = a.add(i0 * s.lda + k0);
                             let cp = c.add(i0 * s.ldc + j * NR);
-                            if s.blocks && !first {
-                                let t = if cols <= NR / 2 { half } else { tile };
-                                let at = (ap, (bp, op), cp);
-                                add_block::<NR>(t, rows, cols, kc, at, s, &mut spare);
-                            } else if cols == NR {
-                                tile(rows, kc, ap, s.lda, bp, op, cp, s.ldc, first);
+                            if cols == NR {
+                                tile(rows, kc, ap, s.lda, bp, op, cp, s.ldc, start);
                             } else {
                                 let t = if cols <= NR / 2 { half } else { tile };
                                 let at = (ap, (bp, op), cp);
-                                on_spare::<NR>(t, rows, cols, kc, at, s, first, &mut spare);
+                                on_spare::<NR>(t, rows, cols, kc, at, s, start, &mut spare);
                             }
                         }
                     }
@@ -328,7 +443,8 @@ unsafe fn drive<const NR: usize, const ROWS: bool>(
 }
 
 /// The micro-tile `t` on the `cols < NR` valid columns of a panel (rows of `C` at `cp`,
-/// stride `s.ldc`) through the spare tile: those columns copied in (unless `first`) and out.
+/// stride `s.ldc`) through the spare tile: those columns copied in (unless the sums start from
+/// `+0` alone) and out.
 ///
 /// # Safety
 /// As [`Tile`]'s bounds for `ap` and `bp`; `cp` writable at `r·s.ldc + j` for `r < rows`,
@@ -342,50 +458,20 @@ unsafe fn on_spare<const NR: usize>(
     kc: usize,
     (ap, (bp, op), cp): (*const f32, (*const f32, *const usize), *mut f32),
     s: Shape,
-    first: bool,
+    start: Start,
     spare: &mut [f32; MR * MAX_NR],
 ) {
     let sp = spare.as_mut_ptr();
     // SAFETY: the caller's bounds; the spare tile holds `rows × NR` at stride `NR`.
     unsafe {
-        if !first {
+        if start != Start::Zero {
             for r in 0..rows {
                 std::ptr::copy_nonoverlapping(cp.add(r * s.ldc), sp.add(r * NR), cols);
             }
         }
-        t(rows, kc, ap, s.lda, bp, op, sp, NR, first);
+        t(rows, kc, ap, s.lda, bp, op, sp, NR, start);
         for r in 0..rows {
             std::ptr::copy_nonoverlapping(sp.add(r * NR), cp.add(r * s.ldc), cols);
-        }
-    }
-}
-
-/// A later block of [`Panels::blocked`]: the micro-tile `t` from `+0` on the spare
-/// tile, then its `cols` valid columns added to `C` (`c = s + c`).
-///
-/// # Safety
-/// As [`on_spare`].
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn add_block<const NR: usize>(
-    t: Tile,
-    rows: usize,
-    cols: usize,
-    kc: usize,
-    (ap, (bp, op), cp): (*const f32, (*const f32, *const usize), *mut f32),
-    s: Shape,
-    spare: &mut [f32; MR * MAX_NR],
-) {
-    let sp = spare.as_mut_ptr();
-    // SAFETY: the caller's bounds; the spare tile holds `rows × NR` at stride `NR`.
-    unsafe {
-        t(rows, kc, ap, s.lda, bp, op, sp, NR, true);
-        for r in 0..rows {
-            let c = std::slice::from_raw_parts_mut(cp.add(r * s.ldc), cols);
-            let block = std::slice::from_raw_parts(sp.add(r * NR), cols);
-            for (c, &v) in c.iter_mut().zip(block) {
-                *c += v;
-            }
         }
     }
 }
@@ -404,11 +490,11 @@ unsafe fn plain_tile<const NR: usize, const ROWS: bool>(
     offs: *const usize,
     c: *mut f32,
     ldc: usize,
-    first: bool,
+    start: Start,
 ) {
     let mut acc = [[0f32; NR]; MR];
     for (i, row) in acc.iter_mut().enumerate().take(rows) {
-        if !first {
+        if start == Start::Carry {
             // SAFETY: row `i < rows` of the tile lies in `c`.
             row.copy_from_slice(unsafe { std::slice::from_raw_parts(c.add(i * ldc), NR) });
         }
@@ -423,9 +509,54 @@ unsafe fn plain_tile<const NR: usize, const ROWS: bool>(
             }
         }
     }
-    for (i, row) in acc.iter().enumerate().take(rows) {
+    for (i, row) in acc.iter_mut().enumerate().take(rows) {
+        if start == Start::Add {
+            // SAFETY: as above.
+            let old = unsafe { std::slice::from_raw_parts(c.add(i * ldc), NR) };
+            for (o, &v) in row.iter_mut().zip(old) {
+                *o += v;
+            }
+        }
         // SAFETY: as above.
         unsafe { std::ptr::copy_nonoverlapping(row.as_ptr(), c.add(i * ldc), NR) };
+    }
+}
+
+/// Rows of `B` that [`Panels::copied`] asks the cache for ahead of the one it packs (each row's
+/// columns a short run, too short for the hardware's prefetcher to see).
+const AHEAD: usize = 4;
+
+/// Asks the cache for the `n` elements from `p` (a hint: no fault, no effect on results).
+///
+/// # Safety
+/// None beyond the pointer arithmetic staying within one allocation.
+#[inline(always)]
+unsafe fn prefetch(p: *const f32, n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    for i in (0..n).step_by(16) {
+        // SAFETY: a prefetch never faults; the address is within the row.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                p.add(i).cast::<i8>(),
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, n);
+}
+
+/// [`Panels::pack_row`] for panels of `NR` columns.
+#[inline(always)]
+fn row_to_panels<const NR: usize>(packed: &mut [f32], k: usize, r: usize, v: &[f32]) {
+    let mut pieces = v.chunks_exact(NR);
+    for (j, piece) in pieces.by_ref().enumerate() {
+        let dst: &mut [f32; NR] = (&mut packed[(j * k + r) * NR..][..NR]).try_into().unwrap();
+        *dst = piece.try_into().unwrap();
+    }
+    let rest = pieces.remainder();
+    if !rest.is_empty() {
+        let j = v.len() / NR;
+        packed[(j * k + r) * NR..][..rest.len()].copy_from_slice(rest);
     }
 }
 
@@ -449,7 +580,7 @@ macro_rules! by_rows {
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::{MR, Shape, drive, step};
+    use super::{MR, Shape, Start, drive, step};
 
     /// `B` as packed panels (`offs` unused) or as rows at `offs` ([`super::drive`]).
     type Src = (*const f32, *const usize);
@@ -484,10 +615,10 @@ mod x86 {
         offs: *const usize,
         c: *mut f32,
         ldc: usize,
-        first: bool,
+        start: Start,
     ) {
         // SAFETY: the caller's bounds (`Tile`).
-        unsafe { by_rows!(rows_avx512, ROWS, rows, kc, a, lda, b, offs, c, ldc, first) }
+        unsafe { by_rows!(rows_avx512, ROWS, rows, kc, a, lda, b, offs, c, ldc, start) }
     }
 
     #[target_feature(enable = "avx2,fma")]
@@ -501,17 +632,17 @@ mod x86 {
         offs: *const usize,
         c: *mut f32,
         ldc: usize,
-        first: bool,
+        start: Start,
     ) {
         // SAFETY: the caller's bounds (`Tile`); AVX2's 16 registers hold at most 6 rows of
         // sums, so 7 and 8 rows run as 6 and the rest.
         unsafe {
             if rows > 6 {
-                rows_avx2::<6, ROWS>(kc, a, lda, b, offs, c, ldc, first);
+                rows_avx2::<6, ROWS>(kc, a, lda, b, offs, c, ldc, start);
                 let (a, c) = (a.add(6 * lda), c.add(6 * ldc));
-                return tile_avx2::<ROWS>(rows - 6, kc, a, lda, b, offs, c, ldc, first);
+                return tile_avx2::<ROWS>(rows - 6, kc, a, lda, b, offs, c, ldc, start);
             }
-            by_rows!(rows_avx2, ROWS, rows, kc, a, lda, b, offs, c, ldc, first)
+            by_rows!(rows_avx2, ROWS, rows, kc, a, lda, b, offs, c, ldc, start)
         }
     }
 
@@ -527,10 +658,10 @@ mod x86 {
         offs: *const usize,
         c: *mut f32,
         ldc: usize,
-        first: bool,
+        start: Start,
     ) {
         // SAFETY: the caller's bounds (`Tile`).
-        unsafe { by_rows!(one_avx512, ROWS, rows, kc, a, lda, b, offs, c, ldc, first) }
+        unsafe { by_rows!(one_avx512, ROWS, rows, kc, a, lda, b, offs, c, ldc, start) }
     }
 
     /// The first 8 columns of a 16-column panel: `R` registers of sums.
@@ -545,10 +676,10 @@ mod x86 {
         offs: *const usize,
         c: *mut f32,
         ldc: usize,
-        first: bool,
+        start: Start,
     ) {
         // SAFETY: the caller's bounds (`Tile`).
-        unsafe { by_rows!(one_avx2, ROWS, rows, kc, a, lda, b, offs, c, ldc, first) }
+        unsafe { by_rows!(one_avx2, ROWS, rows, kc, a, lda, b, offs, c, ldc, start) }
     }
 
     #[inline]
@@ -562,13 +693,13 @@ mod x86 {
         offs: *const usize,
         c: *mut f32,
         ldc: usize,
-        first: bool,
+        start: Start,
     ) {
         // SAFETY: `R` rows of 16 columns of `c`, `kc` steps of `R` rows of `a` and of the
         // panel block `b` (32 per step, the first 16 read) are within the caller's bounds.
         unsafe {
             let mut acc = [_mm512_setzero_ps(); R];
-            if !first {
+            if start == Start::Carry {
                 for (i, v) in acc.iter_mut().enumerate() {
                     *v = _mm512_loadu_ps(c.add(i * ldc));
                 }
@@ -579,7 +710,10 @@ mod x86 {
                     *v = _mm512_fmadd_ps(_mm512_set1_ps(*a.add(i * lda + p)), b0, *v);
                 }
             }
-            for (i, v) in acc.iter().enumerate() {
+            for (i, v) in acc.iter_mut().enumerate() {
+                if start == Start::Add {
+                    *v = _mm512_add_ps(*v, _mm512_loadu_ps(c.add(i * ldc)));
+                }
                 _mm512_storeu_ps(c.add(i * ldc), *v);
             }
         }
@@ -596,13 +730,13 @@ mod x86 {
         offs: *const usize,
         c: *mut f32,
         ldc: usize,
-        first: bool,
+        start: Start,
     ) {
         // SAFETY: `R` rows of 8 columns of `c`, `kc` steps of `R` rows of `a` and of the
         // panel block `b` (16 per step, the first 8 read) are within the caller's bounds.
         unsafe {
             let mut acc = [_mm256_setzero_ps(); R];
-            if !first {
+            if start == Start::Carry {
                 for (i, v) in acc.iter_mut().enumerate() {
                     *v = _mm256_loadu_ps(c.add(i * ldc));
                 }
@@ -613,7 +747,10 @@ mod x86 {
                     *v = _mm256_fmadd_ps(_mm256_set1_ps(*a.add(i * lda + p)), b0, *v);
                 }
             }
-            for (i, v) in acc.iter().enumerate() {
+            for (i, v) in acc.iter_mut().enumerate() {
+                if start == Start::Add {
+                    *v = _mm256_add_ps(*v, _mm256_loadu_ps(c.add(i * ldc)));
+                }
                 _mm256_storeu_ps(c.add(i * ldc), *v);
             }
         }
@@ -632,14 +769,14 @@ mod x86 {
         offs: *const usize,
         c: *mut f32,
         ldc: usize,
-        first: bool,
+        start: Start,
     ) {
         // SAFETY: `R` rows of 32 columns of `c`, `kc` steps of `R` rows of `a` and of the
         // panel block `b` (32 per step) are within the caller's bounds.
         unsafe {
             let mut lo = [_mm512_setzero_ps(); R];
             let mut hi = [_mm512_setzero_ps(); R];
-            if !first {
+            if start == Start::Carry {
                 for i in 0..R {
                     lo[i] = _mm512_loadu_ps(c.add(i * ldc));
                     hi[i] = _mm512_loadu_ps(c.add(i * ldc + 16));
@@ -656,6 +793,10 @@ mod x86 {
                 }
             }
             for i in 0..R {
+                if start == Start::Add {
+                    lo[i] = _mm512_add_ps(lo[i], _mm512_loadu_ps(c.add(i * ldc)));
+                    hi[i] = _mm512_add_ps(hi[i], _mm512_loadu_ps(c.add(i * ldc + 16)));
+                }
                 _mm512_storeu_ps(c.add(i * ldc), lo[i]);
                 _mm512_storeu_ps(c.add(i * ldc + 16), hi[i]);
             }
@@ -673,14 +814,14 @@ mod x86 {
         offs: *const usize,
         c: *mut f32,
         ldc: usize,
-        first: bool,
+        start: Start,
     ) {
         // SAFETY: `R` rows of 16 columns of `c`, `kc` steps of `R` rows of `a` and of the
         // panel block `b` (16 per step) are within the caller's bounds.
         unsafe {
             let mut lo = [_mm256_setzero_ps(); R];
             let mut hi = [_mm256_setzero_ps(); R];
-            if !first {
+            if start == Start::Carry {
                 for i in 0..R {
                     lo[i] = _mm256_loadu_ps(c.add(i * ldc));
                     hi[i] = _mm256_loadu_ps(c.add(i * ldc + 8));
@@ -697,6 +838,10 @@ mod x86 {
                 }
             }
             for i in 0..R {
+                if start == Start::Add {
+                    lo[i] = _mm256_add_ps(lo[i], _mm256_loadu_ps(c.add(i * ldc)));
+                    hi[i] = _mm256_add_ps(hi[i], _mm256_loadu_ps(c.add(i * ldc + 8)));
+                }
                 _mm256_storeu_ps(c.add(i * ldc), lo[i]);
                 _mm256_storeu_ps(c.add(i * ldc + 8), hi[i]);
             }
@@ -770,6 +915,7 @@ mod tests {
             .map(|unit| Panels {
                 unit,
                 blocks: false,
+                copies: false,
             })
             .collect()
     }
@@ -844,7 +990,8 @@ mod tests {
     }
 
     /// `B`'s rows read where they lie, at offsets in any order (overlapping, as the taps of a
-    /// convolution's padded copy do): the same chain as the packed GEMM, bit for bit.
+    /// convolution's padded copy do), or packed a block at a time from there (copying: its
+    /// blocks of steps and of columns): the same chain as the packed GEMM, bit for bit.
     #[test]
     fn rows_at_offsets_give_the_fused_chain_bit_for_bit() {
         let dims = [
@@ -854,6 +1001,7 @@ mod tests {
             (20, 100, 300),
             (9, 645, 27),
             (4, 5, 0),
+            (17, 600, 530),
         ];
         for (t, &(m, n, k)) in dims.iter().enumerate() {
             let a = uniform_for_test(m * k, 5 * t as u64 + 1, -1.0, 1.0);
@@ -866,7 +1014,8 @@ mod tests {
             pool[reach..].fill(f32::NAN);
             let b: Vec<f32> = (0..k * n).map(|i| pool[offs[i / n] + i % n]).collect();
             let want = chain(&a, &b, m, n, k);
-            for u in units() {
+            let units = units().into_iter();
+            for u in units.flat_map(|u| [u, u.copying()]) {
                 let ldc = n + 3;
                 let mut c = vec![7f32; m * ldc];
                 // SAFETY: `a` is m × k, `c` m × ldc, and `pool` holds every row's `n` columns
