@@ -1,7 +1,8 @@
 //! A single-precision GEMM for the convolution: `C = A · B`, `A` read where it lies (row-major
 //! with a row stride, the filters), `B` packed by the caller in column panels (the gathered
 //! columns), or its rows read where they lie, each at its own offset (the implicit
-//! convolution's rows of a padded copy of the data).
+//! convolution's rows of a padded copy of the data), or packed from there a block at a time
+//! (a MatMul's weights).
 //!
 //! Every element of `C` is one chain of fused multiply-adds over `k` in order, started from
 //! `+0`: `c = fma(a[i,K-1], b[K-1,j], … fma(a[i,0], b[0,j], +0))`. Blocking over `k` keeps
