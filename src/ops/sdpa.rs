@@ -657,8 +657,8 @@ mod tests {
 
     #[test]
     fn fused_has_the_composed_bits() {
-        // V's rows partial panels (taking the crate), then whole panels of 16 or 32 read in
-        // place, with more than one block of 256 keys.
+        // V's rows partial panels (packed a block at a time), then whole panels of 16 or 32
+        // read in place, with more than one block of 256 keys.
         fused_and_composed(70, 37, 24, 9);
         fused_and_composed(20, 300, 24, 64);
     }
