@@ -1446,3 +1446,97 @@ fn a_convolution_takes_its_bias_and_activation() {
     assert_eq!(got, want);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// f32 chains ending in a Convert to f16, rounded as each block leaves the registers, give
+/// Convert's bits (a plain loop of `f16::from_f32`; a NaN stays a NaN) and those of
+/// layer-by-layer execution: over an output of scalars (streamed past 8 MiB, ending in a part
+/// block, with a unary step), over per-channel runs read in place, and over runs too short for
+/// that (converted tile by tile). The inputs are random bits: every exponent, so outputs
+/// overflow to ±inf, fall to f16 subnormals and zeros, and are NaN.
+#[test]
+fn chains_rounded_to_f16_match_convert() {
+    let cases: [(&[usize], &[usize], bool); 3] = [
+        (&[(1 << 22) + 37], &[1], true),
+        (&[2, 5, 100], &[1, 5, 1], false),
+        (&[2, 5, 7], &[1, 5, 1], false),
+    ];
+    let mut rng = Rng(0xF16);
+    for (big, small, relu) in cases {
+        let mut xml = String::from(
+            "<?xml version=\"1.0\"?>\n<net name=\"to_f16\" version=\"11\">\n<layers>\n",
+        );
+        parameter(&mut xml, 0, big, "f32");
+        parameter(&mut xml, 1, small, "f32");
+        let bcast = "<data auto_broadcast=\"numpy\"/>";
+        let pair: &[(&[usize], &str)] = &[(big, "f32"), (small, "f32")];
+        layer(&mut xml, 2, "Multiply", bcast, pair, (big, "f32"));
+        layer(&mut xml, 3, "Add", bcast, pair, (big, "f32"));
+        let mut edges = vec![(0, 0, 2, 0), (1, 0, 2, 1), (2, 2, 3, 0), (1, 0, 3, 1)];
+        let mut out_port = vec![0, 0, 2, 2];
+        if relu {
+            layer(&mut xml, 4, "Relu", "", &[(big, "f32")], (big, "f32"));
+            edges.push((3, 2, 4, 0));
+            out_port.push(1);
+        }
+        let (last, convert) = (out_port.len() - 1, out_port.len());
+        let to_f16 = "<data destination_type=\"f16\"/>";
+        layer(
+            &mut xml,
+            convert,
+            "Convert",
+            to_f16,
+            &[(big, "f32")],
+            (big, "f16"),
+        );
+        edges.push((last, out_port[last], convert, 0));
+        out_port.push(1);
+        close(
+            &mut xml,
+            convert + 1,
+            &[(convert, big, "f16")],
+            &out_port,
+            edges,
+        );
+        let (dir, model) = load("to_f16", &xml);
+        let n: usize = big.iter().product();
+        let channels: usize = small.iter().product();
+        let x: Vec<f32> = (0..n).map(|_| f32::from_bits(rng.next() as u32)).collect();
+        let s: Vec<f32> = (0..channels)
+            .map(|_| 0.5 + (rng.next() % 1000) as f32 / 500.0)
+            .collect();
+        let inner = if channels == 1 { n } else { big[2] };
+        let want: Vec<f16> = (0..n)
+            .map(|i| {
+                let c = (i / inner) % channels;
+                let v = x[i] * s[c] + s[c];
+                f16::from_f32(if relu && v < 0.0 { 0.0 } else { v })
+            })
+            .collect();
+        let inputs = || {
+            vec![
+                (
+                    "p0",
+                    Tensor::from(ArrayD::from_shape_vec(IxDyn(big), x.clone()).unwrap()),
+                ),
+                (
+                    "p1",
+                    Tensor::from(ArrayD::from_shape_vec(IxDyn(small), s.clone()).unwrap()),
+                ),
+            ]
+        };
+        let fused = model.run(inputs()).unwrap();
+        let plain = model.run_observed(inputs(), |_| Ok(())).unwrap();
+        let got = fused[0].tensor.view::<f16>().unwrap();
+        let bad = got
+            .iter()
+            .zip(&want)
+            .position(|(g, w)| g.to_bits() != w.to_bits() && !(g.is_nan() && w.is_nan()));
+        assert_eq!(bad, None, "{big:?}: differs from Convert's rounding");
+        assert_eq!(
+            fused[0].tensor.to_le_bytes(),
+            plain[0].tensor.to_le_bytes(),
+            "{big:?}: differs from layer by layer"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -112,6 +112,21 @@ pub(super) fn run(
             crate::dispatch!(numeric: out_ty, T => select::<T>(&mixed, s, cond, &out_shape),
                 _ => Err(internal("a Select's type")))
         })
+    } else if let Top::Convert(p) = top
+        && out_ty == ElementType::F16
+        && mixed.parts[p].ty == ElementType::F32
+    {
+        // f32 to f16: a chain is rounded as it leaves the registers; else tile by tile.
+        with_pieces::<f32>(&mixed, p, &mut |pc| {
+            if pc.sources.iter().all(Option::is_none)
+                && let Some(out) = kernel::fused_to_f16(pc.steps, pc.leaves, pc.kernels, pc.chain)
+            {
+                return wrap::<half::f16>(&out_shape, out);
+            }
+            let part = Part::new(pc.steps, pc.leaves, pc.sources, pc.kernels, pc.chain)
+                .ok_or_else(|| internal("a part below a Convert"))?;
+            wrap::<half::f16>(&out_shape, kernel::sourced(n, &part))
+        })
     } else {
         crate::dispatch!(numeric: out_ty, T => match top {
             Top::Part(p) => with_pieces::<T>(&mixed, p, &mut |pc| {

@@ -94,6 +94,10 @@ impl<'a, T: Copy> Feed<'a, T> {
 /// vector unit.
 pub type SegmentsFn<T> = fn(&mut [Feed<'_, T>], &[Link], usize, Out<'_, T>);
 
+/// A [`SegmentsFn`] whose output is rounded to f16 as each block leaves the registers (a chain
+/// ending in a Convert to f16).
+pub type SegmentsF16Fn<T> = fn(&mut [Feed<'_, T>], &[Link], usize, Out<'_, f16>);
+
 /// A chain evaluated in registers where its running value lies: `data[i] = links applied in
 /// order to data[i]`, each link's operand a run as long as `data`.
 pub type InPlaceFn<T> = fn(&mut [T], &[(Link, Src<'_, T>)]);
@@ -106,6 +110,9 @@ pub struct ChainFns<T> {
     pub runs: RunsFn<T>,
     pub segments: SegmentsFn<T>,
     pub in_place: InPlaceFn<T>,
+    /// [`segments`](Self::segments) with the output rounded to f16 (f32 only; an f64 chain
+    /// ending in a Convert to f16 goes tile by tile).
+    pub segments_f16: Option<SegmentsF16Fn<T>>,
 }
 
 /// Element types whose chains of arithmetic steps are evaluated in registers: those whose
@@ -127,6 +134,7 @@ impl Chain for f32 {
         runs: runs_dispatch,
         segments: segments_dispatch,
         in_place: in_place_dispatch,
+        segments_f16: Some(segments_f16_dispatch),
     });
 }
 
@@ -136,6 +144,7 @@ impl Chain for f64 {
         runs: runs_dispatch,
         segments: segments_dispatch,
         in_place: in_place_dispatch,
+        segments_f16: None,
     });
 }
 
@@ -146,9 +155,9 @@ fn chain_dispatch<T: Float>(first: Src<'_, T>, links: &[(Link, Src<'_, T>)], out
         |unit| {
             let stream = out.stream.then_some(unit);
             if links.iter().any(|(l, _)| l.unary()) {
-                chain::<T, true>(first, links, out.data, stream)
+                chain::<T, _, true>(first, links, out.data, stream, AsIs)
             } else {
-                chain::<T, false>(first, links, out.data, stream)
+                chain::<T, _, false>(first, links, out.data, stream, AsIs)
             }
         },
     )
@@ -280,22 +289,119 @@ fn segments_dispatch<T: Float>(
         |unit| {
             let stream = stream.then_some(unit);
             if unary {
-                segments::<T, true>(feeds, links, start, out, stream)
+                segments::<T, _, true>(feeds, links, start, out, stream, AsIs)
             } else {
-                segments::<T, false>(feeds, links, start, out, stream)
+                segments::<T, _, false>(feeds, links, start, out, stream, AsIs)
             }
         },
     )
 }
 
+/// [`segments_dispatch`] for f32 with the output rounded to f16 (a [`SegmentsF16Fn`]).
+fn segments_f16_dispatch(
+    feeds: &mut [Feed<'_, f32>],
+    links: &[Link],
+    start: usize,
+    out: Out<'_, f16>,
+) {
+    let Out { data: out, stream } = out;
+    if feeds.is_empty() {
+        return;
+    }
+    let unary = links.iter().any(|l| l.unary());
+    vectorised_for(
+        #[inline(always)]
+        |unit| {
+            let lay = ToF16 { unit };
+            let stream = stream.then_some(unit);
+            if unary {
+                segments::<f32, _, true>(feeds, links, start, out, stream, lay)
+            } else {
+                segments::<f32, _, false>(feeds, links, start, out, stream, lay)
+            }
+        },
+    )
+}
+
+/// How a chain's blocks leave the registers: as they are, or rounded to another type.
+trait Lay<T>: Copy {
+    type E: Copy;
+    /// Writes block `v` to `o`, as [`store_block`] does.
+    ///
+    /// # Safety
+    /// As [`store_block`]'s.
+    unsafe fn block(self, o: &mut [MaybeUninit<Self::E>], v: &[T; LANES], stream: Option<Simd>);
+    /// One element, as a block's are written.
+    fn one(self, v: T) -> Self::E;
+}
+
+/// Blocks written as they are.
+#[derive(Clone, Copy)]
+struct AsIs;
+
+impl<T: Copy> Lay<T> for AsIs {
+    type E = T;
+    #[inline(always)]
+    unsafe fn block(self, o: &mut [MaybeUninit<T>], v: &[T; LANES], stream: Option<Simd>) {
+        // SAFETY: the caller's promise.
+        unsafe { store_block(o, v, stream) }
+    }
+    #[inline(always)]
+    fn one(self, v: T) -> T {
+        v
+    }
+}
+
+/// f32 blocks rounded to f16 to nearest even, as Convert-1 rounds: with AVX-512's conversion
+/// when `unit` is AVX-512, else by [`narrow_f16`](super::narrow::narrow_f16) (F16C, or one by
+/// one), which gives the same bits.
+#[derive(Clone, Copy)]
+struct ToF16 {
+    unit: Simd,
+}
+
+impl Lay<f32> for ToF16 {
+    type E = f16;
+    #[inline(always)]
+    unsafe fn block(self, o: &mut [MaybeUninit<f16>], v: &[f32; LANES], stream: Option<Simd>) {
+        let mut h = Aligned([MaybeUninit::<f16>::uninit(); LANES]);
+        #[cfg(target_arch = "x86_64")]
+        if self.unit == Simd::Avx512 {
+            use std::arch::x86_64::*;
+            for k in 0..LANES / 16 {
+                // SAFETY: `16 * k + 16 <= LANES`, within `v` and `h` (unaligned loads and
+                // stores); under `Simd::Avx512` this code is compiled for AVX-512F
+                // (`vectorised_for`).
+                unsafe {
+                    let x = _mm512_loadu_ps(v.as_ptr().add(16 * k));
+                    let r = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(x);
+                    _mm256_storeu_si256(h.0.as_mut_ptr().add(16 * k) as *mut __m256i, r);
+                }
+            }
+        } else {
+            super::narrow::narrow_f16(v, &mut h.0);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        super::narrow::narrow_f16(v, &mut h.0);
+        // SAFETY: every element of `h` was written (`MaybeUninit<f16>` has f16's layout); the
+        // rest is the caller's promise.
+        unsafe { store_block(o, &*(h.0.as_ptr() as *const [f16; LANES]), stream) }
+    }
+    #[inline(always)]
+    fn one(self, v: f32) -> f16 {
+        f16::from_f32(v)
+    }
+}
+
 /// [`segments_dispatch`]'s loop, with or without unary steps (see [`chain`]).
 #[inline(always)]
-fn segments<T: Float, const UNARY: bool>(
+fn segments<T: Float, L: Lay<T>, const UNARY: bool>(
     feeds: &mut [Feed<'_, T>],
     links: &[Link],
     start: usize,
-    out: &mut [MaybeUninit<T>],
+    out: &mut [MaybeUninit<L::E>],
     stream: Option<Simd>,
+    lay: L,
 ) {
     let mut ops = Vec::with_capacity(links.len());
     let n = out.len();
@@ -312,7 +418,8 @@ fn segments<T: Float, const UNARY: bool>(
         for (&link, f) in links.iter().zip(&feeds[1..]) {
             ops.push((link, f.src(g, len)));
         }
-        chain::<T, UNARY>(feeds[0].src(g, len), &ops, &mut out[pos..pos + len], stream);
+        let o = &mut out[pos..pos + len];
+        chain::<T, L, UNARY>(feeds[0].src(g, len), &ops, o, stream, lay);
         for f in feeds.iter_mut() {
             if let Feed::Runs(c, _) = f {
                 c.advance(len);
@@ -383,11 +490,12 @@ pub(crate) const LANES: usize = 64;
 /// `UNARY` says whether `links` may hold unary steps: a chain of binary steps only is compiled
 /// without their arms (with them, chain of 8 took 7.1 ms at one thread against 6.7).
 #[inline(always)]
-fn chain<T: Float, const UNARY: bool>(
+fn chain<T: Float, L: Lay<T>, const UNARY: bool>(
     first: Src<'_, T>,
     links: &[(Link, Src<'_, T>)],
-    out: &mut [MaybeUninit<T>],
+    out: &mut [MaybeUninit<L::E>],
     stream: Option<Simd>,
+    lay: L,
 ) {
     let n = out.len();
     let stream = blocks_stream(out, stream);
@@ -398,7 +506,7 @@ fn chain<T: Float, const UNARY: bool>(
             step::<T, LANES, UNARY>(&mut acc.0, link, v, at);
         }
         // SAFETY: `stream` is from `blocks_stream`, and blocks start every LANES elements.
-        unsafe { store_block(&mut out[at..at + LANES], &acc.0, stream) };
+        unsafe { lay.block(&mut out[at..at + LANES], &acc.0, stream) };
         at += LANES;
     }
     for (i, o) in out.iter_mut().enumerate().skip(at) {
@@ -406,7 +514,7 @@ fn chain<T: Float, const UNARY: bool>(
         for &(link, v) in links {
             step::<T, 1, UNARY>(&mut acc, link, v, i);
         }
-        o.write(acc[0]);
+        o.write(lay.one(acc[0]));
     }
 }
 

@@ -198,6 +198,49 @@ pub fn fused_from<T: Element>(
     Ok(data)
 }
 
+/// [`fused`]'s output rounded to f16 (to nearest even, as Convert-1 rounds) as it is stored:
+/// a chain ending in a Convert to f16, computed in registers over the stretches where every
+/// leaf is one run (read in place or repeated), each block rounded as it leaves the
+/// registers, with no tile buffers (`f32 x·scale + bias → f16` went tile by tile through two
+/// buffers, 0.52× OpenVINO's speed). `None` when the group is not such a chain (a leaf to
+/// gather, or no f16 form of `T`'s chains): the caller converts tile by tile.
+pub fn fused_to_f16<T: Element>(
+    steps: &[Step],
+    leaves: &[&[T]],
+    kernels: &[&dyn StepKernel<T>],
+    chain: Option<(ChainFns<T>, &[Link])>,
+) -> Option<Vec<half::f16>> {
+    let (fns, links) = chain?;
+    let to_f16 = fns.segments_f16?;
+    let n = steps.last()?.plan.len();
+    let group = Group::new(steps, leaves, &[], None, kernels, chain, false);
+    let by_leaves =
+        chain_feeds(steps, links).all(|(_, side)| !matches!(side, Some((_, Operand::Step(_)))));
+    if (group.gathers && !group.by_segments) || !by_leaves {
+        return None;
+    }
+    let mut data: Vec<half::f16> = Vec::with_capacity(n);
+    let stream = n.saturating_mul(2) >= STREAM_MIN;
+    in_parts(
+        &mut data.spare_capacity_mut()[..n],
+        PART,
+        |at, o| {
+            let mut feeds: Vec<Feed<'_, T>> = chain_feeds(steps, links)
+                .map(|(step, side)| group.feed(step, side, at))
+                .collect();
+            to_f16(&mut feeds, links, at, Out { data: o, stream });
+            if stream {
+                stream_fence();
+            }
+            None::<()>
+        },
+        |_| (),
+    );
+    // SAFETY: the parts cover `0..n` and a chain writes every element of its output.
+    unsafe { data.set_len(n) };
+    Some(data)
+}
+
 struct Group<'g, T> {
     /// Whether the output is written with non-temporal stores.
     stream: bool,

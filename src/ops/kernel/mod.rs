@@ -37,7 +37,7 @@ use std::mem::MaybeUninit;
 pub use chain::{Chain, ChainFns, ChainOp, Link};
 pub use fused::{
     Broadcasted, Compared, Converted, Failure, Operand, Part, Selected, Side, Step, StepKernel,
-    TileSource, binary, fused, fused_from, sourced,
+    TileSource, binary, fused, fused_from, fused_to_f16, sourced,
 };
 pub use narrow::{Narrow, through_f32};
 pub use simd::vectorised;
