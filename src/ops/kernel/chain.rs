@@ -279,22 +279,7 @@ fn segments_dispatch<T: Float>(
     start: usize,
     out: Out<'_, T>,
 ) {
-    let Out { data: out, stream } = out;
-    if feeds.is_empty() {
-        return;
-    }
-    let unary = links.iter().any(|l| l.unary());
-    vectorised_for(
-        #[inline(always)]
-        |unit| {
-            let stream = stream.then_some(unit);
-            if unary {
-                segments::<T, _, true>(feeds, links, start, out, stream, AsIs)
-            } else {
-                segments::<T, _, false>(feeds, links, start, out, stream, AsIs)
-            }
-        },
-    )
+    segments_for(feeds, links, start, out, |_| AsIs)
 }
 
 /// [`segments_dispatch`] for f32 with the output rounded to f16 (a [`SegmentsF16Fn`]).
@@ -304,6 +289,19 @@ fn segments_f16_dispatch(
     start: usize,
     out: Out<'_, f16>,
 ) {
+    segments_for(feeds, links, start, out, |unit| ToF16 { unit })
+}
+
+/// [`segments`] compiled for the widest vector unit this CPU has, its blocks written as `lay`
+/// (given the unit) says.
+#[inline(always)]
+fn segments_for<T: Float, L: Lay<T>>(
+    feeds: &mut [Feed<'_, T>],
+    links: &[Link],
+    start: usize,
+    out: Out<'_, L::E>,
+    lay: impl FnOnce(Simd) -> L,
+) {
     let Out { data: out, stream } = out;
     if feeds.is_empty() {
         return;
@@ -312,12 +310,11 @@ fn segments_f16_dispatch(
     vectorised_for(
         #[inline(always)]
         |unit| {
-            let lay = ToF16 { unit };
-            let stream = stream.then_some(unit);
+            let (lay, stream) = (lay(unit), stream.then_some(unit));
             if unary {
-                segments::<f32, _, true>(feeds, links, start, out, stream, lay)
+                segments::<T, L, true>(feeds, links, start, out, stream, lay)
             } else {
-                segments::<f32, _, false>(feeds, links, start, out, stream, lay)
+                segments::<T, L, false>(feeds, links, start, out, stream, lay)
             }
         },
     )

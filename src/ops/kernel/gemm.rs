@@ -226,8 +226,9 @@ impl Panels {
 
     /// [`gemm_rows`](Self::gemm_rows) through packed blocks of `B`: for each block of [`KC`]
     /// steps (in order), [`COPIED`] bytes of its panels at a time packed in the thread's
-    /// buffer and multiplied as [`gemm`](Self::gemm) would (`C` carrying the sums of the
-    /// earlier blocks: the same order as reading the rows in place).
+    /// scratch ([`with_scratch`](super::with_scratch)) and multiplied as [`gemm`](Self::gemm)
+    /// would (`C` carrying the sums of the earlier blocks: the same order as reading the rows
+    /// in place).
     ///
     /// # Safety
     /// As [`gemm_rows`](Self::gemm_rows), with `k > 0`.
@@ -238,44 +239,43 @@ impl Panels {
         (b, offs): (*const f32, *const usize),
         c: *mut f32,
     ) {
-        thread_local! {
-            static BLOCKS: std::cell::Cell<Vec<f32>> = const { std::cell::Cell::new(Vec::new()) };
-        }
         let group = self.copy_group();
-        let mut buf = BLOCKS.take();
-        let len = self.copied_len(s.k, s.n);
-        if buf.len() < len {
-            buf = vec![0.0; len];
-        }
-        for k0 in (0..s.k).step_by(KC) {
-            let kc = KC.min(s.k - k0);
-            for c0 in (0..s.n).step_by(group) {
-                let nc = group.min(s.n - c0);
-                for p in 0..kc {
-                    if p + AHEAD < kc {
-                        // SAFETY: as below, for row `k0 + p + AHEAD`.
-                        unsafe { prefetch(b.add(*offs.add(k0 + p + AHEAD) + c0), nc) };
+        super::with_scratch(self.copied_len(s.k, s.n), |buf| {
+            for k0 in (0..s.k).step_by(KC) {
+                let kc = KC.min(s.k - k0);
+                for c0 in (0..s.n).step_by(group) {
+                    let nc = group.min(s.n - c0);
+                    for p in 0..kc {
+                        if p + AHEAD < kc {
+                            // SAFETY: as below, for row `k0 + p + AHEAD`.
+                            unsafe { prefetch(b.add(*offs.add(k0 + p + AHEAD) + c0), nc) };
+                        }
+                        // SAFETY: the caller's bounds: row `k0 + p` of `B` holds columns
+                        // `c0..c0 + nc`.
+                        let row = unsafe {
+                            std::slice::from_raw_parts(b.add(*offs.add(k0 + p) + c0), nc)
+                        };
+                        self.pack_row(buf, kc, p, row);
                     }
-                    // SAFETY: the caller's bounds: row `k0 + p` of `B` holds columns
-                    // `c0..c0 + nc`.
-                    let row =
-                        unsafe { std::slice::from_raw_parts(b.add(*offs.add(k0 + p) + c0), nc) };
-                    self.pack_row(&mut buf, kc, p, row);
+                    let sub = Shape {
+                        n: nc,
+                        k: kc,
+                        carry: s.carry || k0 > 0,
+                        ..s
+                    };
+                    // SAFETY: the caller's bounds for the block's steps of `a` and columns of
+                    // `c`; `buf` holds the block's panels (`packed_len(kc, nc)` ≤ its length).
+                    unsafe {
+                        self.run::<false>(
+                            sub,
+                            a.add(k0),
+                            (buf.as_ptr(), std::ptr::null()),
+                            c.add(c0),
+                        )
+                    };
                 }
-                let sub = Shape {
-                    n: nc,
-                    k: kc,
-                    carry: s.carry || k0 > 0,
-                    ..s
-                };
-                // SAFETY: the caller's bounds for the block's steps of `a` and columns of `c`;
-                // `buf` holds the block's panels (`packed_len(kc, nc)` ≤ `len`).
-                unsafe {
-                    self.run::<false>(sub, a.add(k0), (buf.as_ptr(), std::ptr::null()), c.add(c0))
-                };
             }
-        }
-        BLOCKS.set(buf);
+        })
     }
 
     /// [`drive`] on this unit (zeros for `k = 0`).
