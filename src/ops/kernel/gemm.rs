@@ -248,7 +248,13 @@ impl Panels {
                     for p in 0..kc {
                         if p + AHEAD < kc {
                             // SAFETY: as below, for row `k0 + p + AHEAD`.
-                            unsafe { prefetch(b.add(*offs.add(k0 + p + AHEAD) + c0), nc) };
+                            let ahead = unsafe {
+                                std::slice::from_raw_parts(
+                                    b.add(*offs.add(k0 + p + AHEAD) + c0),
+                                    nc,
+                                )
+                            };
+                            super::simd::prefetch(ahead);
                         }
                         // SAFETY: the caller's bounds: row `k0 + p` of `B` holds columns
                         // `c0..c0 + nc`.
@@ -526,25 +532,6 @@ unsafe fn plain_tile<const NR: usize, const ROWS: bool>(
 /// Rows of `B` that [`Panels::copied`] asks the cache for ahead of the one it packs (each row's
 /// columns a short run, too short for the hardware's prefetcher to see).
 const AHEAD: usize = 4;
-
-/// Asks the cache for the `n` elements from `p` (a hint: no fault, no effect on results).
-///
-/// # Safety
-/// None beyond the pointer arithmetic staying within one allocation.
-#[inline(always)]
-unsafe fn prefetch(p: *const f32, n: usize) {
-    #[cfg(target_arch = "x86_64")]
-    for i in (0..n).step_by(16) {
-        // SAFETY: a prefetch never faults; the address is within the row.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                p.add(i).cast::<i8>(),
-            )
-        };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (p, n);
-}
 
 /// [`Panels::pack_row`] for panels of `NR` columns.
 #[inline(always)]
