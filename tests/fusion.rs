@@ -1132,6 +1132,157 @@ fn groups_ending_in_a_select_need_no_intermediates() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A random group ending in a Select of `f32` or `f64` (`n % 3 == 2`): its `cond` a
+/// comparison of two operands or a `boolean` tensor (full-size, one value or a row), each
+/// operand a tensor (full-size, one value, a row of 64 or more, a column) or a chain of up to
+/// three unary and binary layers over them; a few have 2^21 + 64 elements. Most are computed
+/// in registers, block by block;
+/// a column, a chain through Exp, or a chain whose values are smaller than the output go tile
+/// by tile. The full-size `f32` inputs hold NaNs, infinities, ±0 and subnormals now and then.
+fn select_case(rng: &mut Rng, n: usize) -> Case {
+    let ty = if n % 3 == 2 { "f64" } else { "f32" };
+    let (rows, cols) = match rng.below(4) {
+        // Parallel chunks, the output streamed.
+        _ if n.is_multiple_of(80) => ((1 << 21) / 64 + 1, 64),
+        0 => (1, 1 + rng.below(200)),
+        1 => (3, 64 + rng.below(100)),
+        2 => (1 + rng.below(40), 64 * (1 + rng.below(3))),
+        _ => (260, 130),
+    };
+    let full = vec![rows, cols];
+    let shapes = [
+        full.clone(),
+        vec![1],
+        vec![1, cols],
+        vec![rows, 1],
+        full.clone(),
+    ];
+    let mut xml =
+        String::from("<?xml version=\"1.0\"?>\n<net name=\"select\" version=\"11\">\n<layers>\n");
+    let mut inputs = Vec::new();
+    for (p, s) in shapes.iter().enumerate() {
+        parameter(&mut xml, p, s, ty);
+        let t = tensor(rng, ty, s);
+        let t = if ty == "f32" && s == &full && rng.below(2) == 0 {
+            with_specials(t, rng)
+        } else {
+            t
+        };
+        inputs.push((format!("p{p}"), t));
+    }
+    let mask = [full.clone(), vec![1], vec![1, cols]][rng.below(3)].clone();
+    parameter(&mut xml, 5, &mask, "boolean");
+    inputs.push(("p5".to_string(), tensor(rng, "boolean", &mask)));
+    let mut values: Vec<Vec<usize>> = shapes.to_vec();
+    values.push(mask);
+    let mut out_port = vec![0; values.len()];
+    let mut edges = Vec::new();
+    let bcast = "<data auto_broadcast=\"numpy\"/>";
+    // An operand: a tensor (mostly a full-size one) or a chain over tensors.
+    let operand = |rng: &mut Rng,
+                   xml: &mut String,
+                   values: &mut Vec<Vec<usize>>,
+                   out_port: &mut Vec<usize>,
+                   edges: &mut Vec<(usize, usize, usize, usize)>| {
+        let pick = |rng: &mut Rng| [0, 0, 4, 1, 2, 3][rng.below(6)];
+        let mut v = pick(rng);
+        for _ in 0..rng.below(4) {
+            let id = values.len();
+            let s = values[v].clone();
+            if rng.below(3) == 0 {
+                let kinds = ["Relu", "Abs", "Floor", "HSwish", "HSigmoid", "Exp"];
+                let kind = kinds[rng.below(kinds.len())];
+                layer(xml, id, kind, "", &[(&s, ty)], (&s, ty));
+                edges.push((v, out_port[v], id, 0));
+                out_port.push(1);
+                values.push(s);
+            } else {
+                let kinds = [
+                    "Add",
+                    "Subtract",
+                    "Multiply",
+                    "Divide",
+                    "Maximum",
+                    "SquaredDifference",
+                ];
+                let kind = kinds[rng.below(kinds.len())];
+                let w = pick(rng);
+                let (a, b) = if rng.below(2) == 0 { (v, w) } else { (w, v) };
+                let (sa, sb) = (values[a].clone(), values[b].clone());
+                let out = broadcast(&sa, &sb);
+                layer(xml, id, kind, bcast, &[(&sa, ty), (&sb, ty)], (&out, ty));
+                edges.push((a, out_port[a], id, 0));
+                edges.push((b, out_port[b], id, 1));
+                out_port.push(2);
+                values.push(out);
+            }
+            v = id;
+        }
+        v
+    };
+    let cond = if rng.below(4) == 0 {
+        5
+    } else {
+        let x = operand(rng, &mut xml, &mut values, &mut out_port, &mut edges);
+        let y = operand(rng, &mut xml, &mut values, &mut out_port, &mut edges);
+        let rules = [
+            "Less",
+            "Greater",
+            "Equal",
+            "NotEqual",
+            "LessEqual",
+            "GreaterEqual",
+        ];
+        let (sx, sy) = (values[x].clone(), values[y].clone());
+        let out = broadcast(&sx, &sy);
+        let id = values.len();
+        let rule = rules[rng.below(rules.len())];
+        layer(
+            &mut xml,
+            id,
+            rule,
+            bcast,
+            &[(&sx, ty), (&sy, ty)],
+            (&out, "boolean"),
+        );
+        edges.push((x, out_port[x], id, 0));
+        edges.push((y, out_port[y], id, 1));
+        out_port.push(2);
+        values.push(out);
+        id
+    };
+    let then = operand(rng, &mut xml, &mut values, &mut out_port, &mut edges);
+    let other = operand(rng, &mut xml, &mut values, &mut out_port, &mut edges);
+    let (sc, st, se) = (
+        values[cond].clone(),
+        values[then].clone(),
+        values[other].clone(),
+    );
+    let out = broadcast(&broadcast(&sc, &st), &se);
+    let id = values.len();
+    let ins = [(&sc[..], "boolean"), (&st[..], ty), (&se[..], ty)];
+    layer(&mut xml, id, "Select", bcast, &ins, (&out, ty));
+    edges.extend([
+        (cond, out_port[cond], id, 0),
+        (then, out_port[then], id, 1),
+        (other, out_port[other], id, 2),
+    ]);
+    out_port.push(3);
+    values.push(out.clone());
+    close(&mut xml, id + 1, &[(id, &out, ty)], &out_port, edges);
+    Case { xml, inputs }
+}
+
+/// Groups ending in a Select computed in registers (its operands' chains and its choice in
+/// one pass, block by block) give the bits of layer-by-layer execution: random cases of
+/// [`select_case`], whose tile-by-tile fallbacks must agree too.
+#[test]
+fn selects_in_registers_match_layer_by_layer() {
+    let mut rng = Rng(0x5E1E_C7ED);
+    let (ok, failed) = run_cases("select-registers", 240, |n| select_case(&mut rng, n));
+    assert_eq!((ok, failed), (240, 0));
+}
+
 /// A chain whose broadcast operands change every 100 elements (runs at least `RUN_MIN` long,
 /// read in place, stretch by stretch: `m` steps along them, `s` repeats one value) gives the
 /// same bits as layer by layer, with the running value as either operand

@@ -22,6 +22,13 @@
 //! and the output is made from those tiles ([`kernel::Compared`], [`kernel::Selected`]). A
 //! comparison may also be the `cond` of the Select that ends its group; a comparison or a
 //! Select anywhere else ends its own group (`group::roots`).
+//!
+//! A Select of `f32` or `f64` whose `cond` is a comparison of its own type (or a `boolean`
+//! tensor of the output's size or one value) and whose operands are tensors or parts that are
+//! linear chains over tensors goes further: block by block, each operand is taken through its
+//! chain in registers and the choice made lane by lane, with no tiles at all
+//! ([`kernel::selected_in_registers`]). The comparison and the choice are the layers', so the
+//! bits are the same.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -38,8 +45,8 @@ use crate::ops::EvalError;
 use crate::ops::binary::Fusable;
 use crate::ops::kernel::value_data;
 use crate::ops::kernel::{
-    self, Broadcasted, Chain, ChainFns, Compared, Converted, Link, Operand, Part, Selected, Side,
-    Step, StepKernel, TileSource,
+    self, ArmPlan, Broadcasted, Chain, ChainFns, Choice, Compared, Converted, Link, Operand, Part,
+    Selected, Side, Step, StepKernel, TileSource,
 };
 use crate::ops::logic::{Rule, with_test};
 use crate::tensor::{Element, Tensor, TypeSet, Value};
@@ -108,9 +115,13 @@ pub(super) fn run(
             wrap::<bool>(&out_shape, kernel::sourced(n, source))
         })
     } else if let Top::Select(s) = &top {
-        with_cond(&mixed, &s.cond, &out_shape, &mut |cond| {
-            crate::dispatch!(numeric: out_ty, T => select::<T>(&mixed, s, cond, &out_shape),
-                _ => Err(internal("a Select's type")))
+        let fast = crate::dispatch!(numeric: out_ty, T => in_registers::<T>(&mixed, s, &out_shape),
+            _ => None);
+        fast.unwrap_or_else(|| {
+            with_cond(&mixed, &s.cond, &out_shape, &mut |cond| {
+                crate::dispatch!(numeric: out_ty, T => select::<T>(&mixed, s, cond, &out_shape),
+                    _ => Err(internal("a Select's type")))
+            })
         })
     } else if let Top::Convert(p) = top
         && out_ty == ElementType::F16
@@ -265,6 +276,83 @@ fn select<T: Element + Cast>(
         let source = Selected { cond, then, other };
         wrap::<T>(shape, kernel::sourced(n, &source))
     })
+}
+
+/// A group ending in a Select, computed in registers ([`kernel::selected_in_registers`]) when
+/// `T` has chains there, its `cond` is a comparison of `T` or a `boolean` tensor, and each
+/// operand is a tensor or a part that is a chain over tensors; `None` otherwise (the caller
+/// goes tile by tile).
+fn in_registers<T: Element + Chain>(
+    m: &Mixed<'_, '_>,
+    s: &SelectTop,
+    shape: &[usize],
+) -> Option<Ran> {
+    T::CHAIN?;
+    // The operands: what a comparison compares (each read through its plan), then `then` and
+    // `else`.
+    let mut sides: Vec<(PartLeaf, Option<(&Plan, bool)>)> = Vec::with_capacity(4);
+    let mask = match &s.cond {
+        Cond::Compare(c) => {
+            if c.ty != T::TYPE || c.plan.out != shape {
+                return None;
+            }
+            sides.push((c.inputs[0], Some((&c.plan, true))));
+            sides.push((c.inputs[1], Some((&c.plan, false))));
+            Err(kernel::Test::new(c.rule)?)
+        }
+        Cond::Leaf(PartLeaf::Tensor(t), _) => Ok(value_data::<bool>(&m.tensors[*t])?),
+        Cond::Leaf(..) => return None,
+    };
+    sides.extend(s.inputs.map(|l| (l, None)));
+    // Each operand's elements, or its part with the part's leaves and links.
+    enum Made<'p, 'a, T: Clone + 'static> {
+        Leaf(Cow<'a, [T]>),
+        Chain(&'p PartPlan, Vec<Cow<'a, [T]>>, Vec<Link>),
+    }
+    let mut made = Vec::with_capacity(sides.len());
+    for &(leaf, _) in &sides {
+        made.push(match leaf {
+            PartLeaf::Tensor(t) => Made::Leaf(value_data::<T>(&m.tensors[t])?),
+            PartLeaf::Part(q) => {
+                let part = &m.parts[q];
+                let tensors = part.leaves.iter().all(|l| matches!(l, PartLeaf::Tensor(_)));
+                if part.ty != T::TYPE || !tensors {
+                    return None;
+                }
+                let kinds: Vec<&dyn Fusable> = part.members.iter().map(|&i| m.kinds[i]).collect();
+                let links = links(&part.steps, &kinds)?;
+                Made::Chain(part, tensor_data::<T>(m, &part.leaves, 0).ok()?, links)
+            }
+            PartLeaf::Convert(_) => return None,
+        });
+    }
+    let leaves: Vec<Vec<&[T]>> = made
+        .iter()
+        .map(|d| match d {
+            Made::Chain(_, l, _) => l.iter().map(|c| &**c).collect(),
+            Made::Leaf(_) => Vec::new(),
+        })
+        .collect();
+    let arms: Vec<ArmPlan<'_, T>> = made
+        .iter()
+        .zip(&leaves)
+        .zip(&sides)
+        .map(|((d, leaves), &(_, via))| match d {
+            Made::Leaf(data) => ArmPlan::Leaf { data, via },
+            Made::Chain(part, _, links) => ArmPlan::Chain {
+                steps: &part.steps,
+                leaves,
+                links,
+            },
+        })
+        .collect();
+    let choice = match &mask {
+        Ok(mask) => Choice::Mask(mask),
+        Err(test) => Choice::Test(*test),
+    };
+    let n = shape.iter().product();
+    let out = kernel::selected_in_registers(choice, &arms, n)?;
+    Some(wrap::<T>(shape, out))
 }
 
 fn wrap<T: Element>(shape: &[usize], data: Vec<T>) -> Ran {

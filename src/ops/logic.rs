@@ -122,7 +122,7 @@ pub enum Rule {
 }
 
 impl Rule {
-    fn is_test(self) -> bool {
+    pub(crate) fn is_test(self) -> bool {
         matches!(
             self,
             Rule::Equal

@@ -34,10 +34,11 @@ pub mod simd;
 
 use std::mem::MaybeUninit;
 
-pub use chain::{Chain, ChainFns, ChainOp, Link};
+pub use chain::{Chain, ChainFns, ChainOp, Link, Test};
 pub use fused::{
-    Broadcasted, Compared, Converted, Failure, Operand, Part, Selected, Side, Step, StepKernel,
-    TileSource, binary, fused, fused_from, fused_to_f16, sourced,
+    ArmPlan, Broadcasted, Choice, Compared, Converted, Failure, Operand, Part, Selected, Side,
+    Step, StepKernel, TileSource, binary, fused, fused_from, fused_to_f16, selected_in_registers,
+    sourced,
 };
 pub use narrow::{Narrow, through_f32};
 pub use simd::vectorised;
