@@ -530,7 +530,7 @@ unsafe fn store_block<T: Copy>(o: &mut [MaybeUninit<T>], v: &[T; LANES], stream:
 /// ms at one thread where AVX2 took 4.6; the chain of 8, 30.6 ms against 14.0).
 #[repr(C, align(64))]
 #[derive(Clone, Copy)]
-struct Aligned<A>(A);
+pub(crate) struct Aligned<A>(pub(crate) A);
 
 /// Elements a chain keeps in registers at once: four AVX-512 registers of f32, eight of f64.
 /// Several independent registers keep the divider busy: one register's steps depend on each
