@@ -682,6 +682,16 @@ fn layer(
     .unwrap();
 }
 
+/// The comparison layers the random graphs draw from.
+const COMPARISONS: [&str; 6] = [
+    "Less",
+    "Greater",
+    "Equal",
+    "NotEqual",
+    "LessEqual",
+    "GreaterEqual",
+];
+
 /// A random graph whose values change element type through Convert layers: Parameters of
 /// several types (`boolean` too, read only through a Convert), Converts to any numeric type,
 /// unary and binary layers on values of one type (a Convert is inserted where the operands'
@@ -839,14 +849,7 @@ fn mixed_case(rng: &mut Rng) -> Case {
             };
             let out = broadcast(&values[x].0, &values[y].0);
             let kind = if r >= 10 {
-                [
-                    "Less",
-                    "Greater",
-                    "Equal",
-                    "NotEqual",
-                    "LessEqual",
-                    "GreaterEqual",
-                ][rng.below(6)]
+                COMPARISONS[rng.below(COMPARISONS.len())]
             } else {
                 [
                     "Subtract",
@@ -1225,18 +1228,10 @@ fn select_case(rng: &mut Rng, n: usize) -> Case {
     } else {
         let x = operand(rng, &mut xml, &mut values, &mut out_port, &mut edges);
         let y = operand(rng, &mut xml, &mut values, &mut out_port, &mut edges);
-        let rules = [
-            "Less",
-            "Greater",
-            "Equal",
-            "NotEqual",
-            "LessEqual",
-            "GreaterEqual",
-        ];
         let (sx, sy) = (values[x].clone(), values[y].clone());
         let out = broadcast(&sx, &sy);
         let id = values.len();
-        let rule = rules[rng.below(rules.len())];
+        let rule = COMPARISONS[rng.below(COMPARISONS.len())];
         layer(
             &mut xml,
             id,

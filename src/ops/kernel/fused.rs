@@ -219,16 +219,29 @@ pub fn fused_to_f16<T: Element>(
     if (group.gathers && !group.by_segments) || !by_leaves {
         return None;
     }
-    let mut data: Vec<half::f16> = Vec::with_capacity(n);
-    let stream = n.saturating_mul(2) >= STREAM_MIN;
+    let fill = |at, o: Out<'_, half::f16>| {
+        let mut feeds: Vec<Feed<'_, T>> = chain_feeds(steps, links)
+            .map(|(step, side)| group.feed(step, side, at))
+            .collect();
+        to_f16(&mut feeds, links, at, o);
+    };
+    // SAFETY: a chain writes every element of its output.
+    Some(unsafe { written_in_parts(n, fill) })
+}
+
+/// An output of `n` elements written part by part (in parallel chunks) by `fill(at, part)`,
+/// with non-temporal stores when it is large ([`STREAM_MIN`]), fenced after each part.
+///
+/// # Safety
+/// `fill` must write every element of each part it is given.
+unsafe fn written_in_parts<E: Send>(n: usize, fill: impl Fn(usize, Out<'_, E>) + Sync) -> Vec<E> {
+    let mut data: Vec<E> = Vec::with_capacity(n);
+    let stream = n.saturating_mul(std::mem::size_of::<E>()) >= STREAM_MIN;
     in_parts(
         &mut data.spare_capacity_mut()[..n],
         PART,
         |at, o| {
-            let mut feeds: Vec<Feed<'_, T>> = chain_feeds(steps, links)
-                .map(|(step, side)| group.feed(step, side, at))
-                .collect();
-            to_f16(&mut feeds, links, at, Out { data: o, stream });
+            fill(at, Out { data: o, stream });
             if stream {
                 stream_fence();
             }
@@ -236,9 +249,9 @@ pub fn fused_to_f16<T: Element>(
         },
         |_| (),
     );
-    // SAFETY: the parts cover `0..n` and a chain writes every element of its output.
+    // SAFETY: the parts cover `0..n`, and `fill` wrote each (the caller's promise).
     unsafe { data.set_len(n) };
-    Some(data)
+    data
 }
 
 /// One operand of a Select computed in registers ([`selected_in_registers`]): a linear chain
@@ -348,35 +361,23 @@ pub fn selected_in_registers<T: Element + Chain>(
             }
         });
     }
-    let mut data: Vec<T> = Vec::with_capacity(n);
-    let stream = n.saturating_mul(std::mem::size_of::<T>()) >= STREAM_MIN;
-    in_parts(
-        &mut data.spare_capacity_mut()[..n],
-        PART,
-        |at, o| {
-            let mut arms: Vec<Arm<'_, T>> = plans
-                .iter()
-                .map(|(reads, links)| Arm {
-                    feeds: reads.iter().map(|r| r.at(at)).collect(),
-                    links,
-                })
-                .collect();
-            let mut pick = match choice {
-                Ok(t) => Pick::Test(t),
-                Err(m) => Pick::Mask(m.at(at)),
-            };
-            (fns.select)(&mut pick, &mut arms, at, Out { data: o, stream });
-            if stream {
-                stream_fence();
-            }
-            None::<()>
-        },
-        |_| (),
-    );
-    // SAFETY: the parts cover `0..n`, and a Select with 2 arms (a mask) or 4 (a test), each
-    // with a first operand (checked above), writes every element of its output.
-    unsafe { data.set_len(n) };
-    Some(data)
+    let fill = |at, o: Out<'_, T>| {
+        let mut arms: Vec<Arm<'_, T>> = plans
+            .iter()
+            .map(|(reads, links)| Arm {
+                feeds: reads.iter().map(|r| r.at(at)).collect(),
+                links,
+            })
+            .collect();
+        let mut pick = match choice {
+            Ok(t) => Pick::Test(t),
+            Err(m) => Pick::Mask(m.at(at)),
+        };
+        (fns.select)(&mut pick, &mut arms, at, o);
+    };
+    // SAFETY: a Select with 2 arms (a mask) or 4 (a test), each with a first operand (checked
+    // above), writes every element of its output.
+    Some(unsafe { written_in_parts(n, fill) })
 }
 
 struct Group<'g, T> {
