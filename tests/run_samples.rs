@@ -4,7 +4,8 @@
 //! reference, ONNX tests computed in float32 by numpy), within N units in the last place, or
 //! `close RTOL ATOL` (ONNX tests whose numpy formulas cancel or sum in another order:
 //! normalisations, attention), each element within `ATOL + RTOL·|expected|`. Each sample also
-//! runs on its inputs lent as bytes ([`Model::run_values`]), which must give the same bits.
+//! runs on its inputs lent as bytes ([`Model::run_values`]) and layer by layer
+//! ([`Model::run_observed`]), which must give the same bits.
 
 use std::path::Path;
 
@@ -143,11 +144,24 @@ fn run_sample(dir: &Path) -> Result<(), String> {
     let from_lent = model
         .run_values(lent)
         .map_err(|e| format!("lent inputs: {e}"))?;
+    // Layer by layer (no fusion, no folded constants, no weights prepared by their layers:
+    // MatMul's packed constant B) give the same bits too.
+    let plain = model
+        .run_observed(inputs.clone(), |_| Ok(()))
+        .map_err(|e| format!("layer by layer: {e}"))?;
     let outputs = model.run(inputs).map_err(|e| e.to_string())?;
     for (a, b) in outputs.iter().zip(&from_lent) {
         if a.tensor.to_le_bytes() != b.tensor.to_le_bytes() || a.tensor.shape() != b.tensor.shape()
         {
             return Err(format!("output {}: lent inputs give other values", a.name));
+        }
+    }
+    for (a, b) in outputs.iter().zip(&plain) {
+        if !same_bits(&a.tensor, &b.tensor) || a.tensor.shape() != b.tensor.shape() {
+            return Err(format!(
+                "output {}: layer by layer gives other values",
+                a.name
+            ));
         }
     }
     // expected/ holds what `ovir run -o` writes: one file per output, named by the output.

@@ -3,6 +3,10 @@
 //! arithmetic, decoded u4 weights — is evaluated at the model's first run, and the values that
 //! non-constant layers read are kept for every later run (as OpenVINO folds constants when it
 //! compiles a model). Consts themselves stay where they are, in the mapped weights file.
+//!
+//! Layers that read constant inputs beside others prepare what they can from them here too
+//! ([`Op::prepare`](crate::ops::Op::prepare): MatMul packs constant weights in its GEMM's
+//! panels), kept for every run as OpenVINO's CPU plugin keeps its repacked weights.
 
 use std::sync::Arc;
 
@@ -10,7 +14,7 @@ use super::{Values, eval_node};
 use crate::error::Error;
 use crate::graph::Graph;
 use crate::memory::Budget;
-use crate::ops::Role;
+use crate::ops::{Prepared, Role};
 use crate::tensor::{Tensor, Value};
 
 /// The kept values of a model's constant subgraphs.
@@ -20,6 +24,8 @@ pub struct Folded {
     covered: Vec<bool>,
     /// The outputs of covered layers that other layers read.
     kept: Vec<(usize, Vec<Option<Arc<Tensor>>>)>,
+    /// What layers prepared from their constant inputs, by node.
+    prepared: Vec<(usize, Prepared)>,
     bytes: u64,
 }
 
@@ -29,7 +35,15 @@ impl Folded {
         self.covered.get(node).copied().unwrap_or(false)
     }
 
-    /// Bytes the kept values take.
+    /// What layer `node` prepared from its constant inputs ([`Op::prepare`](crate::ops::Op::prepare)).
+    pub fn prepared(&self, node: usize) -> Option<&Prepared> {
+        self.prepared
+            .binary_search_by_key(&node, |(n, _)| *n)
+            .ok()
+            .map(|k| &self.prepared[k].1)
+    }
+
+    /// Bytes the kept values and prepared data take.
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
@@ -67,7 +81,15 @@ pub fn fold(g: &Graph, limit: u64) -> Result<Folded, Error> {
             };
         covered[i] = constant[i] && matches!(node.op.role(), Role::Compute);
     }
-    if !covered.iter().any(|&c| c) {
+    // Computations that read a constant input beside others may prepare something from it.
+    let reads_constant = |i: usize| {
+        let node = &g.nodes[i];
+        live[i]
+            && !constant[i]
+            && matches!(node.op.role(), Role::Compute)
+            && node.inputs.iter().any(|p| constant[p.source.node])
+    };
+    if !covered.iter().any(|&c| c) && !(0..n).any(reads_constant) {
         return Ok(Folded::default());
     }
     let mut values: Values = g
@@ -86,7 +108,7 @@ pub fn fold(g: &Graph, limit: u64) -> Result<Folded, Error> {
                 values[i][0] = Some(Value::Mapped(super::const_bytes(g, i, c)?));
             }
             _ => {
-                let out = eval_node(g, i, &values, &budget, 0)?;
+                let out = eval_node(g, i, &values, &budget, 0, None)?;
                 for (port, t) in out.into_iter().enumerate() {
                     budget.add(t.bytes());
                     values[i][port] = Some(Value::Tensor(Arc::new(t)));
@@ -94,9 +116,29 @@ pub fn fold(g: &Graph, limit: u64) -> Result<Folded, Error> {
             }
         }
     }
+    // What the computations reading constants prepare from them (in node order).
+    let mut prepared = Vec::new();
+    let mut bytes = 0;
+    for i in (0..n).filter(|&i| reads_constant(i)) {
+        let node = &g.nodes[i];
+        let inputs: Vec<Option<Value<'_>>> = node
+            .inputs
+            .iter()
+            .map(|p| {
+                let src = p.source;
+                constant[src.node]
+                    .then(|| values[src.node].get(src.port).cloned().flatten())
+                    .flatten()
+            })
+            .collect();
+        if let Some(p) = node.op.prepare(&inputs, &budget) {
+            budget.add(p.bytes());
+            bytes += p.bytes();
+            prepared.push((i, p));
+        }
+    }
     // Keep what non-constant layers read.
     let mut kept = Vec::new();
-    let mut bytes = 0;
     for (i, node) in g.nodes.iter().enumerate() {
         if !covered[i] {
             continue;
@@ -123,6 +165,7 @@ pub fn fold(g: &Graph, limit: u64) -> Result<Folded, Error> {
     Ok(Folded {
         covered,
         kept,
+        prepared,
         bytes,
     })
 }

@@ -255,7 +255,7 @@ fn run_led(
     if let Some(t) = led(g, lead, &rest, values, budget)? {
         return Ok(Arc::new(t));
     }
-    let t = eval_node(g, lead, values, budget, 0)
+    let t = eval_node(g, lead, values, budget, 0, None)
         .map_err(|e| (lead, e))?
         .into_iter()
         .next()
@@ -557,7 +557,7 @@ pub(super) fn one_by_one(
                     .ok_or_else(|| (m, internal(g, m, "an input was not computed"))),
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let out = eval_with(g, m, &inputs, &budget, 0).map_err(|e| (m, e))?;
+        let out = eval_with(g, m, &inputs, &budget, 0, None).map_err(|e| (m, e))?;
         let t = Arc::new(
             out.into_iter()
                 .next()

@@ -21,7 +21,7 @@ use crate::error::{Error, ErrorKind, OpaqueUse};
 use crate::graph::{Graph, Node};
 use crate::memory::Budget;
 use crate::model::Model;
-use crate::ops::{EvalCx, Role};
+use crate::ops::{EvalCx, Prepared, Role};
 use crate::shape::PartialShape;
 use crate::tensor::{Mapped, Tensor, Value};
 
@@ -465,23 +465,27 @@ fn eval_node<'g>(
     values: &Values<'g>,
     budget: &Budget,
     unread: u64,
+    prepared: Option<&Prepared>,
 ) -> Result<Vec<Tensor>, Error> {
-    eval_with(g, node, &args(g, node, values)?, budget, unread)
+    eval_with(g, node, &args(g, node, values)?, budget, unread, prepared)
 }
 
 /// [`eval_node`] on the inputs given. The outputs of the bits of `unread` are read by
-/// nothing ([`EvalCx::output_unread`]).
+/// nothing ([`EvalCx::output_unread`]); `prepared` is what the op prepared for the layer
+/// ([`Op::prepare`](crate::ops::Op::prepare)).
 fn eval_with(
     g: &Graph,
     node: usize,
     inputs: &[Value<'_>],
     budget: &Budget,
     unread: u64,
+    prepared: Option<&Prepared>,
 ) -> Result<Vec<Tensor>, Error> {
     let n = &g.nodes[node];
-    let out =
-        n.op.eval(&EvalCx::new(inputs, *budget).unread(unread))
-            .map_err(|e| eval_error(g, node, e))?;
+    let cx = EvalCx::new(inputs, *budget)
+        .unread(unread)
+        .with_prepared(prepared);
+    let out = n.op.eval(&cx).map_err(|e| eval_error(g, node, e))?;
     if out.len() != n.outputs.len() {
         return Err(internal(g, node, "the op made another number of outputs"));
     }
@@ -587,6 +591,7 @@ fn execute(
         let node = &g.nodes[i];
         let timed = (profile.is_some() && matches!(node.op.role(), Role::Compute))
             .then(std::time::Instant::now);
+        let prepared = folded.and_then(|f| f.prepared(i));
         let computed: Result<Outs<'_>, (usize, Error)> = match node.op.role() {
             Role::Input(_) => Ok(input_of
                 .get(&i)
@@ -619,7 +624,7 @@ fn execute(
                 .flatten()
             {
                 Some(v) => v.map(Outs::View).map_err(|e| (i, e)),
-                None => eval_node(g, i, &values, &budget, unread(&uses[i]))
+                None => eval_node(g, i, &values, &budget, unread(&uses[i]), prepared)
                     .map(|out| {
                         Outs::Many(
                             out.into_iter()

@@ -251,12 +251,42 @@ pub(crate) fn tensor_for_test<T: crate::tensor::Element>(shape: &[usize], v: Vec
     )
 }
 
+/// What an op made once per model from its constant inputs ([`Op::prepare`](super::Op::prepare)):
+/// kept beside the model's folded constants and handed to the layer at every run
+/// ([`EvalCx::prepared`]).
+pub struct Prepared {
+    data: Box<dyn std::any::Any + Send + Sync>,
+    bytes: u64,
+}
+
+impl Prepared {
+    /// `data`, which holds `bytes` bytes (counted against the model's memory budget).
+    pub fn new<T: std::any::Any + Send + Sync>(data: T, bytes: u64) -> Prepared {
+        Prepared {
+            data: Box::new(data),
+            bytes,
+        }
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Prepared({} bytes)", self.bytes)
+    }
+}
+
 /// The inputs of a layer at execution, and the memory budget its outputs must fit.
 pub struct EvalCx<'a> {
     pub(crate) inputs: &'a [Value<'a>],
     pub(crate) budget: Budget,
     /// Bit `i`: output `i` is read by nothing.
     pub(crate) unread: u64,
+    /// What the op prepared from its constant inputs, if anything.
+    pub(crate) prepared: Option<&'a Prepared>,
 }
 
 impl<'a> EvalCx<'a> {
@@ -265,7 +295,19 @@ impl<'a> EvalCx<'a> {
             inputs,
             budget,
             unread: 0,
+            prepared: None,
         }
+    }
+
+    /// The same inputs and budget, with what the op prepared for this layer.
+    pub fn with_prepared(self, prepared: Option<&'a Prepared>) -> EvalCx<'a> {
+        EvalCx { prepared, ..self }
+    }
+
+    /// What the op prepared for this layer from its constant inputs
+    /// ([`Op::prepare`](super::Op::prepare)), if it did and it is a `T`.
+    pub fn prepared<T: std::any::Any>(&self) -> Option<&'a T> {
+        self.prepared.and_then(|p| p.data.downcast_ref::<T>())
     }
 
     /// The same inputs and budget, with the outputs of the bits of `mask` (bit `i` for output

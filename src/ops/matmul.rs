@@ -31,7 +31,8 @@
 //!   whole panel of columns, go through ovir's packed GEMM ([`Panels::blocked`], the
 //!   crate's order of sums, so the crate's bits: tested) with one input read where it lies,
 //!   rather than through the crate, which packs the constant weights again at every call:
-//!   [`rows_of_b`] and [`b_in_place`].
+//!   [`rows_of_b`] and [`b_in_place`]. A constant untransposed `B` is packed once per model
+//!   ([`Op::prepare`], [`PackedB`]) and read so at every run ([`b_packed`]): the same bits.
 //! * **f16 and bf16** are widened to f32 (exact), multiplied as f32 and rounded once to the
 //!   type.
 //! * **integers** are exact with two's complement wrap-around: the product and sum modulo
@@ -51,7 +52,7 @@ use std::borrow::Cow;
 use half::slice::HalfFloatSliceExt;
 use rayon::prelude::*;
 
-use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
+use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef, Prepared};
 use crate::num::{Float, Int};
 use crate::ops::kernel::gemm::Panels;
 use crate::ops::kernel::{self, gemv, value_data};
@@ -205,6 +206,22 @@ impl Op for MatMul {
             Ok(g) => Some(vec![TensorType::new(ty, PartialShape::new(g.out))]),
             Err(reason) => cx.invalid(1, reason),
         }
+    }
+
+    /// A constant untransposed f32 `B` with at least one whole panel of columns: packed once
+    /// in the GEMM's panels ([`PackedB`]), which [`b_packed`] reads.
+    fn prepare(
+        &self,
+        inputs: &[Option<crate::tensor::Value<'_>>],
+        budget: &crate::memory::Budget,
+    ) -> Option<Prepared> {
+        let b = inputs.get(1)?.as_ref()?;
+        if self.transpose_b || b.element_type() != crate::ElementType::F32 {
+            return None;
+        }
+        let packed = PackedB::new(b.shape(), &value_data::<f32>(b)?, budget)?;
+        let bytes = packed.panels.len() as u64 * 4;
+        Some(Prepared::new(packed, bytes))
     }
 
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError> {
@@ -476,9 +493,16 @@ fn crate_product<T: Gemm>(
     Ok(float_product(plan, a, b))
 }
 
-/// The f32 product: [`b_in_place`] or [`rows_of_b`] where one input can be read in place
-/// (each with its packed copy reserved in the budget first), else [`float_product`].
+/// The f32 product: [`b_packed`] where `B` was packed once for the model, [`b_in_place`] or
+/// [`rows_of_b`] where one input can be read in place (each with its packed copy reserved in
+/// the budget first), else [`float_product`].
 fn f32_product(cx: &EvalCx<'_>, plan: &Plan, a: &[f32], b: &[f32]) -> Result<Vec<f32>, EvalError> {
+    if in_place_b(plan)
+        && let Some(packed) = cx.prepared::<PackedB>()
+        && packed.holds(plan)
+    {
+        return Ok(b_packed(plan, a, packed));
+    }
     if in_place_b(plan) {
         // Each thread's packed blocks of B.
         let len = Panels::detect().copied_len(plan.k, plan.n) as u64;
@@ -526,13 +550,35 @@ fn in_place_b(plan: &Plan) -> bool {
 /// that few of them pack the same block of `B` (a linear layer's weights once). Sums in the
 /// crate's order ([`Panels::blocked`]): the bits of [`float_product`] (tested).
 fn b_in_place(plan: &Plan, a: &[f32], b: &[f32]) -> Vec<f32> {
-    let (m, k, n) = (plan.m, plan.k, plan.n);
+    let (k, n) = (plan.k, plan.n);
     let panels = Panels::detect().blocked().copying();
-    let w = panels.width();
-    let batches = plan.offsets.len();
     let offs: Vec<usize> = (0..k).map(|p| p * n).collect();
+    by_column_parts(plan, panels.width(), a, |(ap, bo, c0), (nr, nc), cp| {
+        // SAFETY: the part's rows of A and block of C (`by_column_parts`); `run` checked that
+        // B holds every matrix the offsets address: B's rows from column `c0` hold the part's
+        // `nc` columns (all that copying reads).
+        unsafe {
+            let bp = (b.as_ptr().add(bo + c0), &offs[..]);
+            panels.gemm_rows(nr, nc, k, ap, k, bp, cp, n)
+        }
+    })
+}
+
+/// The output of [`b_in_place`] and [`b_packed`], computed in parts by `part((a, bo, c0),
+/// (nr, nc), c)`: `nr` rows of `A` from `a` (row stride `K`) times the `nc` columns of `B`'s
+/// matrix at element offset `bo` from column `c0` (a multiple of `w`) into the block of `C` at
+/// `c` (row stride `N`). The parts split the columns first, in whole panels of `w`, so that
+/// few of them read the same columns of `B` (a linear layer's weights once).
+fn by_column_parts(
+    plan: &Plan,
+    w: usize,
+    a: &[f32],
+    part: impl Fn((*const f32, usize, usize), (usize, usize), *mut f32) + Sync,
+) -> Vec<f32> {
+    let (m, k, n) = (plan.m, plan.k, plan.n);
+    let batches = plan.offsets.len();
     // Some four parts a thread from the columns alone where they allow: each part of rows
-    // packs its columns of `B` again.
+    // reads its columns of `B` again.
     let want = (4 * rayon::current_num_threads()).div_ceil(batches);
     let cols = (n.div_ceil(w).div_ceil(want) * w).min(COLS_PART);
     let col_parts = n.div_ceil(cols);
@@ -546,18 +592,88 @@ fn b_in_place(plan: &Plan, a: &[f32], b: &[f32]) -> Vec<f32> {
             let (r0, c0) = ((r / col_parts) * rows, (r % col_parts) * cols);
             let (nr, nc) = (rows.min(m - r0), cols.min(n - c0));
             let (ao, bo) = plan.offsets[batch];
-            // SAFETY: `run` checked that A and B hold every matrix the offsets address: rows
-            // `r0..r0 + nr` of A; B's rows from column `c0` hold the part's `nc` columns (all
-            // that copying reads); `C`'s rows `r0..r0 + nr`, columns `c0..c0 + nc`, of this
-            // batch, which no other part writes.
-            unsafe {
-                let ap = a.as_ptr().add(ao + r0 * k);
-                let cp = c.get().add(batch * m * n + r0 * n + c0);
-                let bp = (b.as_ptr().add(bo + c0), &offs[..]);
-                panels.gemm_rows(nr, nc, k, ap, k, bp, cp, n)
+            // SAFETY: `run` checked that A holds every matrix the offsets address (rows
+            // `r0..r0 + nr` of this one); `C`'s rows `r0..r0 + nr`, columns `c0..c0 + nc`,
+            // of this batch, which no other part writes.
+            let (ap, cp) = unsafe {
+                (
+                    a.as_ptr().add(ao + r0 * k),
+                    c.get().add(batch * m * n + r0 * n + c0),
+                )
             };
+            part((ap, bo, c0), (nr, nc), cp);
         });
     out
+}
+
+/// A constant untransposed f32 `B` (`[…, K, N]`) packed once per model
+/// ([`Op::prepare`]): each of its matrices in the GEMM's panels, `per` elements apart, the
+/// columns past `N` of the last panel 0.
+#[derive(Debug)]
+struct PackedB {
+    k: usize,
+    n: usize,
+    width: usize,
+    per: usize,
+    panels: Vec<f32>,
+}
+
+impl PackedB {
+    /// `B` of `shape` with elements `b`, packed for this CPU's panels; `None` where
+    /// [`b_in_place`] would not read it (fewer columns than a panel, `K = 0`, rank below 2), or
+    /// where the copy does not fit `budget`.
+    fn new(shape: &[usize], b: &[f32], budget: &crate::memory::Budget) -> Option<PackedB> {
+        let panels = Panels::detect();
+        let &[.., k, n] = shape else {
+            return None;
+        };
+        let width = panels.width();
+        let matrices = b.len().checked_div(k.checked_mul(n)?)?;
+        if k == 0 || n < width || matrices.checked_mul(k * n)? != b.len() {
+            return None;
+        }
+        let per = panels.packed_len(k, n);
+        let len = per.checked_mul(matrices)?;
+        let bytes = u64::try_from(len).ok()?.checked_mul(4)?;
+        budget.check("MatMul's packed weights", bytes).ok()?;
+        let mut out = vec![0f32; len];
+        for (matrix, dst) in b.chunks_exact(k * n).zip(out.chunks_exact_mut(per)) {
+            for (p, row) in matrix.chunks_exact(n).enumerate() {
+                panels.pack_row(dst, k, p, row);
+            }
+        }
+        Some(PackedB {
+            k,
+            n,
+            width,
+            per,
+            panels: out,
+        })
+    }
+
+    /// Whether these are the panels of `plan`'s `B` on this CPU: the same `K`, `N` and panel
+    /// width, and every matrix the plan reads.
+    fn holds(&self, plan: &Plan) -> bool {
+        let matrices = self.panels.len() / self.per.max(1);
+        self.k == plan.k
+            && self.n == plan.n
+            && self.width == Panels::detect().width()
+            && plan.b_len == matrices * self.k * self.n
+    }
+}
+
+/// [`b_in_place`] with `B` packed once for the model ([`PackedB`]): each part multiplies its
+/// columns' panels as they lie, with no packing at each run. The same parts and the same bits.
+fn b_packed(plan: &Plan, a: &[f32], b: &PackedB) -> Vec<f32> {
+    let panels = Panels::detect().blocked();
+    let (k, n, w) = (plan.k, plan.n, b.width);
+    by_column_parts(plan, w, a, |(ap, bo, c0), (nr, nc), cp| {
+        let at = (bo / (k * n)) * b.per + (c0 / w) * k * w;
+        // SAFETY: the part's rows of A and block of C (`by_column_parts`); `holds` checked
+        // that the panels hold every matrix the offsets address, whole panels of `K` rows,
+        // `c0` a multiple of the width.
+        unsafe { panels.gemm(nr, nc, k, ap, k, &b.panels[at..], cp, n) }
+    })
 }
 
 /// Rows per part (a multiple of 8, at most [`ROWS_PART`]) and the number of parts, for
@@ -1136,6 +1252,53 @@ mod tests {
             }
             crates_bits(&o, &plan, (&sa, &sb), b_in_place);
         }
+    }
+
+    /// A constant B packed once ([`PackedB`], [`b_packed`]): the bits of the crate's path for
+    /// the shapes of [`b_in_place_gives_the_crates_bits`], at 1 to 3 threads; no packing where
+    /// B is narrower than a panel, has no K, or does not fit the budget.
+    #[test]
+    fn b_packed_gives_the_crates_bits() {
+        let roomy = crate::memory::Budget {
+            limit: u64::MAX,
+            in_use: 0,
+        };
+        for (sa, sb) in [
+            (vec![2, 3], vec![3, 32]),
+            (vec![70, 300], vec![300, 650]),
+            (vec![9, 1030], vec![1030, 40]),
+            (vec![33, 20], vec![20, 2010]),
+            (vec![2, 1, 45, 64], vec![3, 64, 130]),
+            (vec![300, 8], vec![8, 16]),
+        ] {
+            let o = op(false, false);
+            let plan = Plan::new(&o.geometry(&sa, &sb).unwrap(), &o);
+            let a = random_f32(sa.iter().product(), 5);
+            let b = random_f32(sb.iter().product(), 6);
+            let Some(packed) = PackedB::new(&sb, &b, &roomy) else {
+                assert!(!in_place_b(&plan), "{sa:?} × {sb:?}");
+                continue;
+            };
+            assert!(packed.holds(&plan));
+            let want: Vec<u32> = float_product(&plan, &a, &b)
+                .iter()
+                .map(|x| x.to_bits())
+                .collect();
+            let runs = bits_at_thread_counts(&[1, 2, 3], || b_packed(&plan, &a, &packed));
+            for (t, r) in runs.iter().enumerate() {
+                assert!(r == &want, "{sa:?} × {sb:?} at {} threads", t + 1);
+            }
+        }
+        let b = random_f32(64 * 40, 7);
+        let tight = crate::memory::Budget {
+            limit: 64 * 40 * 4,
+            in_use: 0,
+        };
+        assert!(PackedB::new(&[64, 40], &b, &roomy).is_some());
+        assert!(PackedB::new(&[64, 40], &b, &tight).is_none());
+        assert!(PackedB::new(&[0, 40], &[], &roomy).is_none());
+        assert!(PackedB::new(&[40], &b[..40], &roomy).is_none());
+        assert!(PackedB::new(&[64, 8], &b[..64 * 8], &roomy).is_none());
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub mod unary;
 
 use std::fmt;
 
-pub use context::{EvalCx, InferCx};
+pub use context::{EvalCx, InferCx, Prepared};
 
 use crate::dtype::ElementType;
 use crate::ir::Data;
@@ -173,6 +173,19 @@ pub trait Op: fmt::Debug + Send + Sync {
 
     /// Computes every output from the inputs.
     fn eval(&self, cx: &EvalCx<'_>) -> Result<Vec<Tensor>, EvalError>;
+
+    /// Work done once per model on the layer's constant inputs (`inputs[i]` is `Some` for each
+    /// input whose value is the same at every run: a Const's bytes or a folded value), such as
+    /// weights laid out for the op's kernels, within `budget`. Execution hands it to every run
+    /// ([`EvalCx::prepared`]); the outputs must be the same bits with it and without it.
+    /// `None`: nothing to prepare.
+    fn prepare(
+        &self,
+        _inputs: &[Option<crate::tensor::Value<'_>>],
+        _budget: &crate::memory::Budget,
+    ) -> Option<Prepared> {
+        None
+    }
 
     /// Whether inference may compute the outputs' values when every input's value is known
     /// (constant folding of small values); ops that are cheap and exact say yes.
