@@ -16,7 +16,16 @@
 //!
 //! Inference: the axis must be known (a Const, or computed from Consts) for the output's dims;
 //! otherwise they are dynamic. Bounds of shape values pass through the data input.
+//!
+//! Execution: the data is read where it lies (a Const's table is not copied); each output row
+//! (the `inner` elements after the axis, for one pick) is one copy, and an output of at least
+//! [`PARALLEL_MIN`] elements is written in parallel parts of whole rows.
 
+use std::mem::MaybeUninit;
+
+use rayon::prelude::*;
+
+use super::kernel::PARALLEL_MIN;
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
 use crate::shape::{Dim, PartialShape, TensorType};
 use crate::tensor::{Element, Tensor, TypeSet};
@@ -216,20 +225,60 @@ impl Op for Gather {
             out_shape: &[usize],
         ) -> Option<Tensor> {
             let v = crate::ops::kernel::value_data::<T>(data)?;
-            let mut out = Vec::with_capacity(out_shape.iter().product());
-            for bt in 0..batch {
-                for o in 0..outer {
-                    let base = (bt * outer + o) * n * inner;
-                    for p in &picks[bt * per_batch..(bt + 1) * per_batch] {
-                        match p {
-                            Some(k) => {
-                                out.extend_from_slice(&v[base + k * inner..base + (k + 1) * inner])
-                            }
-                            None => out.extend(std::iter::repeat_n(T::default(), inner)),
+            let total: usize = out_shape.iter().product();
+            let rows = batch * outer * per_batch;
+            if rows.checked_mul(inner)? != total {
+                return None;
+            }
+            // Output rows `r0..` (each `inner` elements: the data's row at the pick, or zeros).
+            let fill = |r0: usize, dst: &mut [MaybeUninit<T>]| -> Option<()> {
+                for (r, row) in (r0..).zip(dst.chunks_exact_mut(inner)) {
+                    let (bt, o, q) = (
+                        r / (outer * per_batch),
+                        r / per_batch % outer,
+                        r % per_batch,
+                    );
+                    match picks[bt * per_batch + q] {
+                        Some(k) => {
+                            let base = (bt * outer + o) * n * inner + k * inner;
+                            let src = v.get(base..base + inner)?;
+                            // SAFETY: `src` and `row` hold `inner` elements each (`row` is
+                            // one of `dst`'s chunks of `inner`); `MaybeUninit<T>` has `T`'s
+                            // layout, and the input is not the output.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    src.as_ptr(),
+                                    row.as_mut_ptr() as *mut T,
+                                    inner,
+                                )
+                            };
                         }
+                        None => row.fill(MaybeUninit::new(T::default())),
                     }
                 }
+                Some(())
+            };
+            let mut out: Vec<T> = Vec::with_capacity(total);
+            let dst = &mut out.spare_capacity_mut()[..total];
+            let filled = if total >= PARALLEL_MIN && inner > 0 {
+                // Parts of whole rows, some four per thread, each at least a quarter of the
+                // threshold.
+                let want = rows.div_ceil(4 * rayon::current_num_threads());
+                let part_rows = want.max((PARALLEL_MIN / 4).div_ceil(inner)).max(1);
+                dst.par_chunks_mut(part_rows * inner)
+                    .enumerate()
+                    .map(|(i, part)| fill(i * part_rows, part))
+                    .collect::<Option<Vec<()>>>()
+                    .is_some()
+            } else {
+                inner == 0 || fill(0, dst).is_some()
+            };
+            if !filled {
+                return None;
             }
+            // SAFETY: every element was written: each output row by `fill` (checked: `total`
+            // is `rows · inner`, and every row's part ran to the end or the whole is refused).
+            unsafe { out.set_len(total) };
             ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(out_shape), out)
                 .ok()
                 .map(T::wrap)
@@ -242,5 +291,71 @@ impl Op for Gather {
 
     fn moves(&self, input: usize) -> bool {
         input == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::memory::Budget;
+    use crate::ops::context::{f32s_for_test, tensor_for_test};
+    use crate::tensor::Value;
+
+    /// Gather-8 with a batch dim, an outer dim and indices out of range (zeros), large enough to
+    /// be copied in parallel parts: the elements of a plain loop over the definition, at 1 and
+    /// 3 threads (parts end on row boundaries whatever the count), and below the threshold.
+    #[test]
+    fn parallel_parts_give_the_definitions_elements() {
+        for (rows, inner) in [(70, 600), (5, 30_001), (9, 7)] {
+            let (batch, outer, n) = (2, 3, 40);
+            let data: Vec<f32> = (0..batch * outer * n * inner).map(|i| i as f32).collect();
+            let idx: Vec<i64> = (0..batch * rows)
+                .map(|i| (i as i64 * 17) % 91 - 45)
+                .collect();
+            let mut want = Vec::new();
+            for bt in 0..batch {
+                for o in 0..outer {
+                    for &i in &idx[bt * rows..(bt + 1) * rows] {
+                        let k = if i < 0 { i + n as i64 } else { i };
+                        for e in 0..inner {
+                            want.push(if (0..n as i64).contains(&k) {
+                                data[((bt * outer + o) * n + k as usize) * inner + e]
+                            } else {
+                                0.0
+                            });
+                        }
+                    }
+                }
+            }
+            let values = [
+                Value::Tensor(Arc::new(tensor_for_test(&[batch, outer, n, inner], data))),
+                Value::Tensor(Arc::new(tensor_for_test(&[batch, rows], idx))),
+                Value::Tensor(Arc::new(tensor_for_test(&[], vec![2i64]))),
+            ];
+            let op = Gather {
+                version: 8,
+                batch_dims: 1,
+            };
+            let budget = Budget {
+                limit: u64::MAX,
+                in_use: 0,
+            };
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let out = pool
+                    .install(|| op.eval(&EvalCx::new(&values, budget)))
+                    .unwrap();
+                assert_eq!(out[0].shape(), &[batch, outer, rows, inner][..]);
+                assert!(
+                    f32s_for_test(&out[0]) == want,
+                    "{rows} × {inner}, {threads} threads"
+                );
+            }
+        }
     }
 }
