@@ -54,7 +54,9 @@
 //! of 1 are dropped and neighbouring kept or reduced dims merged ([`Plan`]). When the last
 //! merged run is reduced ([`Walk::Rows`]), each output's terms are contiguous segments: one
 //! segment (`[outer, n] → [outer]`) for a reduction over the innermost axes, e.g. ReduceMean
-//! over the last axis of `[1, 128, 768]`, reduced 8 lanes at a time in registers; several
+//! over the last axis of `[1, 128, 768]`, reduced 8 lanes at a time in registers (an output
+//! of at most one leaf's terms straight from the data, its 8 accumulators one wide register:
+//! through the generic leaf walk the compiler kept them in four narrow ones); several
 //! segments (e.g. over N, H and W of NCHW) walked in turn, a leaf that spans segments gathered
 //! into a leaf-sized buffer. When the last run is kept ([`Walk::Cols`]: `[outer, n, inner] →
 //! [outer, inner]`, e.g. over the channels of NCHW, or several reduced runs in between), up to
@@ -731,9 +733,10 @@ fn leaf_of<F: Fold>(xs: &[F::T]) -> F::S {
     let mut acc = [F::ZERO; LANES];
     let mut chunks = xs.chunks_exact(LANES);
     for c in &mut chunks {
-        for (a, &x) in acc.iter_mut().zip(c) {
-            *a = F::add(*a, x);
-        }
+        // As one array (not lane by lane through iterators), so that the compiler keeps the
+        // accumulators in one wide register where the unit has it.
+        let c: &[F::T; LANES] = c.try_into().expect("chunks of LANES");
+        acc = std::array::from_fn(|j| F::add(acc[j], c[j]));
     }
     for (a, &x) in acc.iter_mut().zip(chunks.remainder()) {
         *a = F::add(*a, x);
@@ -898,6 +901,18 @@ fn rows_range<F: Fold>(
             *y = F::finish(s, n);
         }
         return;
+    }
+    if m == 1 && n <= src.seg {
+        // One leaf per output, contiguous (a reduction over a short last axis).
+        return vectorised(
+            #[inline(always)]
+            || {
+                for (i, y) in out.iter_mut().enumerate() {
+                    let base = offset(o0 + i, kept);
+                    *y = F::finish(leaf_of::<F>(&src.x[base..base + n]), n);
+                }
+            },
+        );
     }
     vectorised(
         #[inline(always)]
