@@ -1226,19 +1226,26 @@ mod tests {
 
     type PathFn = fn(&Plan, &[f32], &[f32]) -> Vec<f32>;
 
-    /// An untransposed B is read in place ([`b_in_place`], its last partial panel packed):
-    /// the bits of the crate's path for whole and partial panels, several column parts, K
-    /// blocks, broadcast batches, at 1 to 3 threads.
-    #[test]
-    fn b_in_place_gives_the_crates_bits() {
-        for (sa, sb) in [
+    /// Shapes of `A` and an untransposed `B` for [`b_in_place`] and [`b_packed`]: whole and
+    /// partial panels, several column parts, K blocks, broadcast batches, and `B`s narrower
+    /// than a panel (the last only on AVX-512).
+    fn untransposed_shapes() -> Vec<(Vec<usize>, Vec<usize>)> {
+        vec![
             (vec![2, 3], vec![3, 32]),
             (vec![70, 300], vec![300, 650]),
             (vec![9, 1030], vec![1030, 40]),
             (vec![33, 20], vec![20, 2010]),
             (vec![2, 1, 45, 64], vec![3, 64, 130]),
             (vec![300, 8], vec![8, 16]),
-        ] {
+        ]
+    }
+
+    /// An untransposed B is read in place ([`b_in_place`], its last partial panel packed):
+    /// the bits of the crate's path for whole and partial panels, several column parts, K
+    /// blocks, broadcast batches, at 1 to 3 threads.
+    #[test]
+    fn b_in_place_gives_the_crates_bits() {
+        for (sa, sb) in untransposed_shapes() {
             let o = op(false, false);
             let g = o.geometry(&sa, &sb).unwrap();
             let plan = Plan::new(&g, &o);
@@ -1255,7 +1262,7 @@ mod tests {
     }
 
     /// A constant B packed once ([`PackedB`], [`b_packed`]): the bits of the crate's path for
-    /// the shapes of [`b_in_place_gives_the_crates_bits`], at 1 to 3 threads; no packing where
+    /// [`untransposed_shapes`], at 1 to 3 threads; no packing where
     /// B is narrower than a panel, has no K, or does not fit the budget.
     #[test]
     fn b_packed_gives_the_crates_bits() {
@@ -1263,14 +1270,7 @@ mod tests {
             limit: u64::MAX,
             in_use: 0,
         };
-        for (sa, sb) in [
-            (vec![2, 3], vec![3, 32]),
-            (vec![70, 300], vec![300, 650]),
-            (vec![9, 1030], vec![1030, 40]),
-            (vec![33, 20], vec![20, 2010]),
-            (vec![2, 1, 45, 64], vec![3, 64, 130]),
-            (vec![300, 8], vec![8, 16]),
-        ] {
+        for (sa, sb) in untransposed_shapes() {
             let o = op(false, false);
             let plan = Plan::new(&o.geometry(&sa, &sb).unwrap(), &o);
             let a = random_f32(sa.iter().product(), 5);
