@@ -19,13 +19,12 @@
 //!
 //! Execution: the data is read where it lies (a Const's table is not copied); each output row
 //! (the `inner` elements after the axis, for one pick) is one copy, and an output of at least
-//! [`PARALLEL_MIN`] elements is written in parallel parts of whole rows.
+//! [`PARALLEL_MIN`](super::kernel::PARALLEL_MIN) elements is written in parallel parts of
+//! whole rows ([`in_parts`]).
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
-
-use super::kernel::PARALLEL_MIN;
+use super::kernel::in_parts;
 use super::{Arity, AttrError, Attrs, EvalCx, EvalError, InferCx, Op, OpDef};
 use crate::shape::{Dim, PartialShape, TensorType};
 use crate::tensor::{Element, Tensor, TypeSet};
@@ -230,9 +229,11 @@ impl Op for Gather {
             if rows.checked_mul(inner)? != total {
                 return None;
             }
-            // Output rows `r0..` (each `inner` elements: the data's row at the pick, or zeros).
-            let fill = |r0: usize, dst: &mut [MaybeUninit<T>]| -> Option<()> {
-                for (r, row) in (r0..).zip(dst.chunks_exact_mut(inner)) {
+            // Output elements from `start` (whole rows of `inner` elements: the data's row at
+            // the pick, or zeros); `Some` if a row is not in the data (not expected: the picks
+            // are checked).
+            let fill = |start: usize, dst: &mut [MaybeUninit<T>]| -> Option<()> {
+                for (r, row) in (start / inner..).zip(dst.chunks_exact_mut(inner)) {
                     let (bt, o, q) = (
                         r / (outer * per_batch),
                         r / per_batch % outer,
@@ -241,7 +242,9 @@ impl Op for Gather {
                     match picks[bt * per_batch + q] {
                         Some(k) => {
                             let base = (bt * outer + o) * n * inner + k * inner;
-                            let src = v.get(base..base + inner)?;
+                            let Some(src) = v.get(base..base + inner) else {
+                                return Some(());
+                            };
                             // SAFETY: `src` and `row` hold `inner` elements each (`row` is
                             // one of `dst`'s chunks of `inner`); `MaybeUninit<T>` has `T`'s
                             // layout, and the input is not the output.
@@ -256,28 +259,17 @@ impl Op for Gather {
                         None => row.fill(MaybeUninit::new(T::default())),
                     }
                 }
-                Some(())
+                None
             };
             let mut out: Vec<T> = Vec::with_capacity(total);
             let dst = &mut out.spare_capacity_mut()[..total];
-            let filled = if total >= PARALLEL_MIN && inner > 0 {
-                // Parts of whole rows, some four per thread, each at least a quarter of the
-                // threshold.
-                let want = rows.div_ceil(4 * rayon::current_num_threads());
-                let part_rows = want.max((PARALLEL_MIN / 4).div_ceil(inner)).max(1);
-                dst.par_chunks_mut(part_rows * inner)
-                    .enumerate()
-                    .map(|(i, part)| fill(i * part_rows, part))
-                    .collect::<Option<Vec<()>>>()
-                    .is_some()
-            } else {
-                inner == 0 || fill(0, dst).is_some()
-            };
-            if !filled {
+            // Parts of whole rows (an empty output has no rows: nothing to fill).
+            if total > 0 && in_parts(dst, inner, fill, |_| ()).is_some() {
                 return None;
             }
             // SAFETY: every element was written: each output row by `fill` (checked: `total`
-            // is `rows · inner`, and every row's part ran to the end or the whole is refused).
+            // is `rows · inner`, parts hold whole rows, and a part that stopped early refused
+            // the whole).
             unsafe { out.set_len(total) };
             ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(out_shape), out)
                 .ok()
