@@ -659,6 +659,14 @@ pub(crate) trait Acc: Lane + Send + Sync {
     }
 }
 
+/// Whether every weight is finite: in chunks without an early exit inside, so that the test
+/// is vectorised (a scalar loop with one over a depthwise layer's 5000 weights took 6% of
+/// the layer, at every run).
+fn all_finite<F: Copy>(w: &[F], finite: impl Fn(F) -> bool + Copy) -> bool {
+    w.chunks(512)
+        .all(|c| c.iter().fold(true, |ok, &v| ok & finite(v)))
+}
+
 /// [`Acc::mac`] lane by lane, in scalar code.
 #[inline(always)]
 fn mac_each<A: Acc>(acc: &mut [A; LANES], w: &[A; LANES], x: &[A; LANES]) {
@@ -675,7 +683,7 @@ impl Acc for f32 {
     }
 
     fn pads_vanish(w: &[f32]) -> bool {
-        w.iter().all(|v| v.is_finite())
+        all_finite(w, f32::is_finite)
     }
 
     #[inline(always)]
@@ -712,7 +720,7 @@ impl Acc for f64 {
     }
 
     fn pads_vanish(w: &[f64]) -> bool {
-        w.iter().all(|v| v.is_finite())
+        all_finite(w, f64::is_finite)
     }
 }
 
@@ -1050,14 +1058,15 @@ fn side_by_side<S: Copy + Sync, A: Acc>(
         |(buf, taps), (b, o)| {
             let p0 = b * LANES;
             let count = o.len() / plane;
+            // Each tap's offset and each lane's weight (0 past the planes), filter by filter.
             taps.clear();
-            // Each lane's filter (none past the planes).
-            let filters: [Option<&[A]>; LANES] =
-                std::array::from_fn(|c| (c < count).then(|| &w[(p0 + c) % channels * k..][..k]));
-            taps.extend(offsets.iter().enumerate().map(|(t, &off)| {
-                let weights = filters.map(|f| f.map_or(A::ZERO, |f| f[t]));
-                (off, weights)
-            }));
+            taps.extend(offsets.iter().map(|&off| (off, [A::ZERO; LANES])));
+            for c in 0..count {
+                let f = &w[(p0 + c) % channels * k..][..k];
+                for (tap, &v) in taps.iter_mut().zip(f) {
+                    tap.1[c] = v;
+                }
+            }
             let xs = &x[p0 * in_plane..(p0 + count) * in_plane];
             vectorised_for(
                 #[inline(always)]

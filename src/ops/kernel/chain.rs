@@ -618,13 +618,7 @@ fn step<T: Float, const N: usize, const UNARY: bool>(
 fn in_place_dispatch<T: Float>(data: &mut [T], links: &[(Link, Src<'_, T>)]) {
     vectorised_for(
         #[inline(always)]
-        |_| {
-            if links.iter().any(|(l, _)| l.unary()) {
-                in_place::<T, true>(data, links)
-            } else {
-                in_place::<T, false>(data, links)
-            }
-        },
+        |_| in_place(data, links),
     )
 }
 
@@ -843,54 +837,63 @@ fn pick<T: Float, const N: usize>(c: &[bool; N], t: &[T; N], e: &[T; N]) -> [T; 
     }
 }
 
-/// [`chain`] over `data` in place, in blocks of [`LANES`] (of 16 below that many elements):
-/// each block loaded, taken through every step in registers and stored back. The last block
-/// overlaps the one before it: it is computed first, from its inputs, and only its new part
-/// stored at the end, so that a short run (a 7×7 plane) is computed in vectors too, and
-/// nothing is stored to be loaded again at once (which stalls the load).
+/// [`chain`] over `data` in place, one step at a time: each step's op is chosen once and then
+/// runs as one loop over the whole of `data`. The data is a convolution's output rows, still
+/// in the L1 cache and often short (a 2×96 plane): a pass per step costs a load and a store
+/// per vector, while the blocks of [`chain`] choose every step's op again for each block of
+/// [`LANES`], which cost more than the steps on such rows. Each element meets the same ops
+/// with the same operands in the same order either way: the same bits.
 #[inline(always)]
-fn in_place<T: Float, const UNARY: bool>(data: &mut [T], links: &[(Link, Src<'_, T>)]) {
-    match data.len() {
-        LANES.. => in_blocks::<T, LANES, UNARY>(data, links),
-        16.. => in_blocks::<T, 16, UNARY>(data, links),
-        _ => {
-            for (i, d) in data.iter_mut().enumerate() {
-                let mut acc = [*d];
-                for &(link, v) in links {
-                    step::<T, 1, UNARY>(&mut acc, link, v, i);
-                }
-                *d = acc[0];
-            }
+fn in_place<T: Float>(data: &mut [T], links: &[(Link, Src<'_, T>)]) {
+    for &(link, v) in links {
+        match link.op {
+            ChainOp::Unary(op) => op.visit(OverUnary(&mut *data)),
+            ChainOp::Arith(op) => op.visit(Over {
+                data: &mut *data,
+                v,
+                swap: link.other_is_a,
+            }),
         }
     }
 }
 
-/// [`in_place`] in blocks of `N` (`data` holds at least `N` elements).
-#[inline(always)]
-fn in_blocks<T: Float, const N: usize, const UNARY: bool>(
-    data: &mut [T],
-    links: &[(Link, Src<'_, T>)],
-) {
-    let n = data.len();
-    let whole = n - n % N;
-    // (Not a closure: its result would go through memory, and the load wait for the store.)
-    let last = n - N;
-    let mut tail = Aligned(<[T; N]>::try_from(&data[last..]).expect("N elements"));
-    if whole < n {
-        for &(link, v) in links {
-            step::<T, N, UNARY>(&mut tail.0, link, v, last);
-        }
+/// A unary step of [`in_place`] over all of `data`, with its op chosen (one loop per op, where
+/// [`Over`] would compile four).
+struct OverUnary<'d, T>(&'d mut [T]);
+
+impl<T: Float> ArithVisitor<T> for OverUnary<'_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn visit<O: Fn(T, T) -> T + Copy>(self, op: O) {
+        self.0.iter_mut().for_each(|d| *d = op(*d, *d));
     }
-    for (k, block) in data[..whole].chunks_exact_mut(N).enumerate() {
-        let block: &mut [T; N] = block.try_into().expect("N elements");
-        let mut acc = Aligned(*block);
-        for &(link, v) in links {
-            step::<T, N, UNARY>(&mut acc.0, link, v, k * N);
+}
+
+/// A binary step of [`in_place`] over all of `data`, with its op chosen: `data[i] = data[i] op v[i]`,
+/// or `v[i] op data[i]` with `swap`.
+struct Over<'d, 's, T> {
+    data: &'d mut [T],
+    v: Src<'s, T>,
+    swap: bool,
+}
+
+impl<T: Float> ArithVisitor<T> for Over<'_, '_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn visit<O: Fn(T, T) -> T + Copy>(self, op: O) {
+        let Over { data, v, swap } = self;
+        match (v, swap) {
+            (Src::Repeat(v), false) => data.iter_mut().for_each(|d| *d = op(*d, v)),
+            (Src::Repeat(v), true) => data.iter_mut().for_each(|d| *d = op(v, *d)),
+            (Src::Slice(v), false) => {
+                let v = &v[..data.len()];
+                data.iter_mut().zip(v).for_each(|(d, &v)| *d = op(*d, v));
+            }
+            (Src::Slice(v), true) => {
+                let v = &v[..data.len()];
+                data.iter_mut().zip(v).for_each(|(d, &v)| *d = op(v, *d));
+            }
         }
-        *block = acc.0;
-    }
-    if whole < n {
-        data[whole..].copy_from_slice(&tail.0[N - (n - whole)..]);
     }
 }
 
