@@ -1,5 +1,6 @@
 //! Linear chains of float steps evaluated in registers: the running value stays in registers
-//! through every step, and each step reads only its other operand.
+//! through every step, and each step reads only its other operand. (In place, over rows
+//! already in the L1 cache, a chain goes a step at a time instead: [`InPlaceFn`].)
 
 use std::mem::MaybeUninit;
 
@@ -116,12 +117,14 @@ pub type SegmentsFn<T> = fn(&mut [Feed<'_, T>], &[Link], usize, Out<'_, T>);
 /// ending in a Convert to f16).
 pub type SegmentsF16Fn<T> = fn(&mut [Feed<'_, T>], &[Link], usize, Out<'_, f16>);
 
-/// A chain evaluated in registers where its running value lies: `data[i] = links applied in
-/// order to data[i]`, each link's operand a run as long as `data`.
+/// A chain evaluated where its running value lies, one step at a time over the whole run (for
+/// runs in the L1 cache: a convolution's epilogue): `data[i] = links applied in order to
+/// data[i]`, each link's operand a run as long as `data`.
 pub type InPlaceFn<T> = fn(&mut [T], &[(Link, Src<'_, T>)]);
 
-/// The register-held forms of an element type's chains: over tiles, over a lone step's
-/// broadcast runs, over the stretches where every operand is one run, and in place.
+/// The forms of an element type's chains: held in registers over tiles, over a lone step's
+/// broadcast runs and over the stretches where every operand is one run; and in place, a
+/// step at a time.
 #[derive(Clone, Copy)]
 pub struct ChainFns<T> {
     pub tile: ChainFn<T>,

@@ -2,9 +2,9 @@
 //! convolution's bias Add, Relu, residual Add… computed on each block of the output while the
 //! block is still in the cache, instead of in a pass of their own over the whole tensor.
 //!
-//! The steps are those of a linear chain ([`Link`]s, evaluated in registers by the f32
-//! [`InPlaceFn`]), each rounding as the layer does on its own, so the bits are those of running
-//! the layers one by one. Each step's other operand is one value, one value per channel, or
+//! The steps are those of a linear chain ([`Link`]s, evaluated by the f32 [`InPlaceFn`] one
+//! step at a time over each row, which is in the L1 cache), each rounding as the layer does on
+//! its own, so the bits are those of running the layers one by one. Each step's other operand is one value, one value per channel, or
 //! a tensor of the output's shape.
 
 use super::Src;
@@ -63,23 +63,18 @@ impl<'a> Epilogue<'a> {
     /// Applies the steps to `out`, the positions `p0..p0 + out.len()` of image `n`, channel
     /// `c` (all within one plane), where the elements lie.
     pub fn apply(&self, out: &mut [f32], n: usize, c: usize, p0: usize) {
-        let Some(&(first, _)) = self.steps.first() else {
-            return;
-        };
         let at = (n * self.channels + c) * self.plane + p0;
-        let mut links = [(first, Src::Repeat(0.0)); MAX_STEPS];
-        for (slot, &(link, other)) in links.iter_mut().zip(&self.steps) {
-            *slot = (
-                link,
-                match other {
-                    Other::Unary => Src::Repeat(0.0),
-                    Other::One(v) => Src::Repeat(v),
-                    Other::Channel(v) => Src::Repeat(v[c]),
-                    Other::Full(v) => Src::Slice(&v[at..at + out.len()]),
-                },
-            );
+        // A step at a time (the in-place chain goes so anyway): no list of every step's
+        // operand to build for each row.
+        for &(link, other) in &self.steps {
+            let v = match other {
+                Other::Unary => Src::Repeat(0.0),
+                Other::One(v) => Src::Repeat(v),
+                Other::Channel(v) => Src::Repeat(v[c]),
+                Other::Full(v) => Src::Slice(&v[at..at + out.len()]),
+            };
+            (self.chain)(out, &[(link, v)]);
         }
-        (self.chain)(out, &links[..self.steps.len()]);
     }
 }
 
