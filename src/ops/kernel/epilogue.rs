@@ -4,8 +4,8 @@
 //!
 //! The steps are those of a linear chain ([`Link`]s, evaluated by the f32 [`InPlaceFn`] one
 //! step at a time over each row, which is in the L1 cache), each rounding as the layer does on
-//! its own, so the bits are those of running the layers one by one. Each step's other operand is one value, one value per channel, or
-//! a tensor of the output's shape.
+//! its own, so the bits are those of running the layers one by one. Each step's other operand
+//! is one value, one value per channel, or a tensor of the output's shape.
 
 use super::Src;
 use super::chain::{Chain, InPlaceFn, Link};
