@@ -872,8 +872,8 @@ impl<T: Float> ArithVisitor<T> for OverUnary<'_, T> {
     }
 }
 
-/// A binary step of [`in_place`] over all of `data`, with its op chosen: `data[i] = data[i] op v[i]`,
-/// or `v[i] op data[i]` with `swap`.
+/// A binary step of [`in_place`] over all of `data`, with its op chosen:
+/// `data[i] = data[i] op v[i]`, or `v[i] op data[i]` with `swap`.
 struct Over<'d, 's, T> {
     data: &'d mut [T],
     v: Src<'s, T>,
