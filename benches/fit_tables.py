@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Fits the piecewise polynomials of ovir's single-precision Erf and Gelu (erf form) and writes
-them as src/ops/unary/piecewise.rs.
+"""Fits the piecewise polynomials of ovir's single-precision Erf, Gelu (erf form) and Tanh and
+writes them as src/ops/unary/piecewise.rs.
 
     .venv/bin/python benches/fit_tables.py
 
@@ -18,6 +18,9 @@ Gelu(x) = -e^(-u^2/2) H(u) for x < 0 and x - e^(-u^2/2) H(u) for x >= 0; 32 inte
 eighth octaves of v = u + 1 (the index from v's bit pattern): u in [0, 1/8), [1/8, 1/4), ...
 [1, 5/4), ... [14, 15), R of degree 4, centred on their midpoints but the first on 0 (so that
 t = u there: Gelu(x) ~ x/2 keeps its relative precision for tiny x).
+
+Tanh: the same 32 intervals as Gelu's H (the eighth octaves of u + 1, u = |x|, the first centred
+on 0), R of degree 5 (degree 4 leaves 2^-27.7 on [1, 1.25)).
 
 EXP2_32: 2^(j/32), j = 0..31, as pairs (high, low), for the exponential of -u^2/2 in Gelu's form,
 and EXP_TAIL: a, b of the tail e^r - 1 - r ~ r^2 (a + b r) for |r| <= ln2/64, fitted by least
@@ -97,6 +100,20 @@ def gelu_h_rows(degree):
         lo = 2.0**octave * (1 + eighth / 8) - 1
         hi = 2.0**octave * (1 + (eighth + 1) / 8) - 1
         rows.append(piece(H, dH, lo, hi, 0.0 if j == 0 else f32((lo + hi) / 2), degree))
+    return rows
+
+
+def tanh_rows(degree):
+    """Tanh on the eighth octaves of u + 1 up to u = 15, as Gelu's H: the first interval centred
+    on 0 (so that t = u there: tanh u ~ u keeps its relative precision for tiny u)."""
+    F = mp.tanh
+    dF = lambda u: 1 / mp.cosh(u) ** 2
+    rows = []
+    for j in range(32):
+        octave, eighth = divmod(j, 8)
+        lo = 2.0**octave * (1 + eighth / 8) - 1
+        hi = 2.0**octave * (1 + (eighth + 1) / 8) - 1
+        rows.append(piece(F, dF, lo, hi, 0.0 if j == 0 else f32((lo + hi) / 2), degree))
     return rows
 
 
@@ -197,7 +214,7 @@ def main():
         log1p_odd()
         return
     header = [
-        "//! Tables of the piecewise polynomials of the single-precision Erf and Gelu",
+        "//! Tables of the piecewise polynomials of the single-precision Erf, Gelu and Tanh",
         "//! ([`super::single`]), written by `benches/fit_tables.py` (do not edit: run it).",
         "//! Each is a list of columns, one entry per interval: the point m the interval is",
         "//! centred on, F(m) as a pair (high, low), F'(m), and the coefficients r0, r1, … of R in",
@@ -216,6 +233,9 @@ def main():
         rust("GELU_H", ["Gelu's H(u) = u Φ(−u) e^(u²/2) for u = |x| (R of degree 4), on the eighth octaves of",
                         "u + 1: [0, 1/8) (centred on 0), [1/8, 1/4), … [14, 15)."],
              gelu_h_rows(4)),
+        rust("TANH", ["Tanh on the eighth octaves of u + 1 (R of degree 5): [0, 1/8) (centred on 0), [1/8, 1/4),",
+                      "… [14, 15)."],
+             tanh_rows(5)),
         exp2_text(),
     ]) + "\n"
     (ROOT / "src/ops/unary/piecewise.rs").write_text(text)

@@ -1,5 +1,5 @@
 //! Vectors of f32 lanes for the single-precision forms that take a coefficient per lane from a
-//! table (the piecewise polynomials of Erf and Gelu, [`super::single`]).
+//! table (the piecewise polynomials of Erf, Gelu and Tanh, [`super::single`]).
 //!
 //! The compiler vectorises straight-line f32 code on its own, but it turns a lookup in a table
 //! by a per-lane index into a gather (one load per lane: slower than the whole form). The

@@ -116,6 +116,7 @@ unary_table! {
             int |x| int_round(x, Float::tanh),
             float |x| x.tanh(),
             single |x| single::tanh(x),
+            lanes single::TanhForm,
             double |x| double::tanh(x);
         /// Asinh-3 (OpenVINO names it Asinh-4: the version of opset4, where it first appears).
         Asinh ASINH: "Asinh"-4, NUMERIC, exact: false,
