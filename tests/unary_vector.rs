@@ -287,3 +287,51 @@ fn single_forms_within_an_ulp() {
         assert!(e <= 1.0, "{name}: {e} ulps at {x:e}");
     }
 }
+
+/// f16 and bf16 data take the row's f32 rule on the widened value, rounded once: every one
+/// of the 2^16 bit patterns of each, through the kernel (widened by blocks, the row's
+/// vectorised f32 loop, rounded back) against the rule one element at a time.
+fn check_narrow<K: Unary>(k: K) {
+    use ovir::half::{bf16, f16};
+    let hs: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).collect();
+    let bs: Vec<bf16> = (0..=u16::MAX).map(bf16::from_bits).collect();
+    let n = hs.len();
+    let th = f16::wrap(ArrayD::from_shape_vec(IxDyn(&[n]), hs.clone()).unwrap());
+    let tb = bf16::wrap(ArrayD::from_shape_vec(IxDyn(&[n]), bs.clone()).unwrap());
+    let op = UnaryOp::new(k);
+    let (oh, ob) = (op.eval_tensor(&th).unwrap(), op.eval_tensor(&tb).unwrap());
+    let (gh, gb) = (oh.view::<f16>().unwrap(), ob.view::<bf16>().unwrap());
+    let mut bad = 0;
+    for ((&x, &y), (&u, &v)) in hs.iter().zip(gh.iter()).zip(bs.iter().zip(gb.iter())) {
+        let (wh, wb) = (
+            f16::from_f32(rule(k, x.to_f32())),
+            bf16::from_f32(rule(k, u.to_f32())),
+        );
+        let same_h = wh.to_bits() == y.to_bits() || (wh.is_nan() && y.is_nan());
+        let same_b = wb.to_bits() == v.to_bits() || (wb.is_nan() && v.is_nan());
+        if !(same_h && same_b) {
+            if bad < 5 {
+                eprintln!("{k:?}: f16 {x} -> {y}, want {wh}; bf16 {u} -> {v}, want {wb}");
+            }
+            bad += 1;
+        }
+    }
+    assert_eq!(
+        bad, 0,
+        "{k:?}: {bad} narrow results differ from the f32 rule"
+    );
+}
+
+#[test]
+fn narrow_types() {
+    check_narrow(Exp);
+    check_narrow(Tanh);
+    check_narrow(Erf);
+    check_narrow(Sigmoid);
+    check_narrow(SoftPlus);
+    check_narrow(Mish);
+    check_narrow(Gelu);
+    check_narrow(Gelu7 { tanh: true });
+    check_narrow(Swish { beta: 1.0 });
+    check_narrow(Elu { alpha: 0.3 });
+}

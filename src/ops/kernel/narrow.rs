@@ -9,6 +9,10 @@ use super::{BLOCK, Out, Src, filled, map};
 
 /// A narrow float computed through f32: `out[i] = round(f(widen(a[i]), widen(b[i])))`.
 pub trait Narrow: Copy + Send + Sync {
+    /// `src` widened to f32 into `dst` (as long).
+    fn widen(src: &[Self], dst: &mut [MaybeUninit<f32>]);
+    /// `src` rounded to the type into `dst` (as long), to nearest even; NaN stays NaN.
+    fn narrow(src: &[f32], dst: &mut [MaybeUninit<Self>]);
     fn through_f32(
         a: Src<'_, Self>,
         b: Src<'_, Self>,
@@ -29,6 +33,12 @@ pub(crate) fn has_f16c() -> bool {
 /// (F16C, 8 lanes, when the CPU has it), computed, and rounded back (into a block buffer
 /// copied out with non-temporal stores when the output is streamed).
 impl Narrow for f16 {
+    fn widen(src: &[f16], dst: &mut [MaybeUninit<f32>]) {
+        widen_f16(src, dst)
+    }
+    fn narrow(src: &[f32], dst: &mut [MaybeUninit<f16>]) {
+        narrow_f16(src, dst)
+    }
     #[inline(always)]
     fn through_f32(
         a: Src<'_, f16>,
@@ -133,6 +143,26 @@ pub(crate) fn bf16_to_f32(v: bf16) -> f32 {
 
 /// bf16: both conversions are bit operations, which vectorise with the rest of the loop.
 impl Narrow for bf16 {
+    fn widen(src: &[bf16], dst: &mut [MaybeUninit<f32>]) {
+        super::simd::vectorised(
+            #[inline(always)]
+            || {
+                for (d, &v) in dst.iter_mut().zip(src) {
+                    d.write(bf16_to_f32(v));
+                }
+            },
+        )
+    }
+    fn narrow(src: &[f32], dst: &mut [MaybeUninit<bf16>]) {
+        super::simd::vectorised(
+            #[inline(always)]
+            || {
+                for (d, &v) in dst.iter_mut().zip(src) {
+                    d.write(bf16_from_f32(v));
+                }
+            },
+        )
+    }
     #[inline(always)]
     fn through_f32(
         a: Src<'_, bf16>,
