@@ -1,5 +1,5 @@
 //! Vectors of f32 lanes for the single-precision forms that take a coefficient per lane from a
-//! table (the piecewise polynomials of Erf, Gelu and Tanh, [`super::single`]).
+//! table (the piecewise polynomials of Erf, Gelu and Tanh, Mish's 2^(j/32), [`super::single`]).
 //!
 //! The compiler vectorises straight-line f32 code on its own, but it turns a lookup in a table
 //! by a per-lane index into a gather (one load per lane: slower than the whole form). The
@@ -59,6 +59,8 @@ pub trait Lanes:
     /// `table[i]` in each lane, `i` the low bits of the lane's pattern (4 bits for a table of
     /// 16, 5 for 32; the other bits are ignored).
     fn lookup<const K: usize>(self, table: &[f32; K]) -> Self;
+    /// `1 / self`, correctly rounded (a division).
+    fn recip(self) -> Self;
     /// `N` values from `p`.
     ///
     /// # Safety
@@ -152,6 +154,10 @@ impl Lanes for f32 {
     #[inline(always)]
     fn shr_add<const S: u32>(self, add: u32) -> Self {
         f32::from_bits((self.to_bits() >> S).wrapping_add(add))
+    }
+    #[inline(always)]
+    fn recip(self) -> Self {
+        1.0 / self
     }
     #[inline(always)]
     fn lookup<const K: usize>(self, table: &[f32; K]) -> Self {
@@ -319,6 +325,10 @@ pub(super) mod x86 {
             })
         }
         #[inline(always)]
+        fn recip(self) -> Self {
+            V512(unsafe { _mm512_div_ps(_mm512_set1_ps(1.0), self.0) })
+        }
+        #[inline(always)]
         fn lookup<const K: usize>(self, table: &[f32; K]) -> Self {
             const { assert!(K == 16 || K == 32) };
             let i = unsafe { _mm512_castps_si512(self.0) };
@@ -443,6 +453,10 @@ pub(super) mod x86 {
                 let v = _mm256_srl_epi32(_mm256_castps_si256(self.0), _mm_cvtsi32_si128(S as i32));
                 _mm256_castsi256_ps(_mm256_add_epi32(v, _mm256_set1_epi32(add as i32)))
             })
+        }
+        #[inline(always)]
+        fn recip(self) -> Self {
+            V256(unsafe { _mm256_div_ps(_mm256_set1_ps(1.0), self.0) })
         }
         #[inline(always)]
         fn lookup<const K: usize>(self, table: &[f32; K]) -> Self {

@@ -9,7 +9,7 @@
 //! double-double form: [`Unary::double`]); f32 by the float rule in f32 when the rule is exact
 //! in the type (`exact`: Abs, Floor, Relu, Clamp…), by the row's single-precision form where it
 //! has one ([`Unary::single`]: Exp, Sigmoid, Swish, Tanh, Erf, both Gelu forms, SoftPlus, Mish,
-//! Elu, Selu, within 1 ulp of the exact result, vectorised; Erf, Gelu's erf form and Tanh as
+//! Elu, Selu, within 1 ulp of the exact result, vectorised; Erf, Gelu's erf form, Tanh and Mish as
 //! [`LaneForm`]s over [`lanes::Lanes`], whose tables are looked up per lane by permutes), else
 //! computed in f64 and rounded once (Log, the trigonometric functions…: within 1 ulp of the
 //! correctly rounded result, the same bits on every machine, since the elementary functions
@@ -572,7 +572,7 @@ pub(super) fn single_map(
 }
 
 /// A single-precision form written over [`lanes::Lanes`] (one that looks coefficients up in a
-/// table per lane: Erf, Gelu, Tanh).
+/// table per lane: Erf, Gelu, Tanh, Mish).
 pub trait LaneForm: Copy {
     /// The results, and which lanes they are final for (elsewhere the row's rule gives the
     /// result); on one value with `V = f32`.

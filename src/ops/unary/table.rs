@@ -169,7 +169,7 @@ unary_table! {
             int |x| no_int(),
             float |x| times(x, softplus(x).tanh()),
             single |x| single::mish(x),
-            lane |x| single::mish_lane(x),
+            lanes single::MishForm,
             double |x| double::mish(x);
     }
     own { Clamp, Elu, Gelu, Gelu7, Round, Swish, Selu, HardSigmoid }
