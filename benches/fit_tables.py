@@ -89,25 +89,10 @@ def erf_rows():
     return [piece(F, dF, max(0.0, (i - 0.5) * w), (i + 0.5) * w, f32(i * w)) for i in range(16)]
 
 
-def gelu_h_rows(degree):
-    """Gelu's form: H(u) = u Phi(-u) e^(u^2/2), u = |x|, so that Gelu(x) = -e^(-u^2/2) H(u) for
-    x < 0 and x - e^(-u^2/2) H(u) for x >= 0: on the eighth octaves of u + 1 up to u = 15."""
-    H = lambda u: u * mp.ncdf(-u) * mp.exp(u * u / 2)
-    dH = lambda u: mp.diff(H, u)
-    rows = []
-    for j in range(32):
-        octave, eighth = divmod(j, 8)
-        lo = 2.0**octave * (1 + eighth / 8) - 1
-        hi = 2.0**octave * (1 + (eighth + 1) / 8) - 1
-        rows.append(piece(H, dH, lo, hi, 0.0 if j == 0 else f32((lo + hi) / 2), degree))
-    return rows
-
-
-def tanh_rows(degree):
-    """Tanh on the eighth octaves of u + 1 up to u = 15, as Gelu's H: the first interval centred
-    on 0 (so that t = u there: tanh u ~ u keeps its relative precision for tiny u)."""
-    F = mp.tanh
-    dF = lambda u: 1 / mp.cosh(u) ** 2
+def octave_rows(F, dF, degree):
+    """F on the 32 eighth octaves of u + 1, u in [0, 15): [0, 1/8) centred on 0 (so that t = u
+    there: a function that starts as u keeps its relative precision for tiny u), the others on
+    their midpoints."""
     rows = []
     for j in range(32):
         octave, eighth = divmod(j, 8)
@@ -115,6 +100,18 @@ def tanh_rows(degree):
         hi = 2.0**octave * (1 + (eighth + 1) / 8) - 1
         rows.append(piece(F, dF, lo, hi, 0.0 if j == 0 else f32((lo + hi) / 2), degree))
     return rows
+
+
+def gelu_h_rows(degree):
+    """Gelu's form: H(u) = u Phi(-u) e^(u^2/2), u = |x|, so that Gelu(x) = -e^(-u^2/2) H(u) for
+    x < 0 and x - e^(-u^2/2) H(u) for x >= 0: on the eighth octaves of u + 1 up to u = 15."""
+    H = lambda u: u * mp.ncdf(-u) * mp.exp(u * u / 2)
+    return octave_rows(H, lambda u: mp.diff(H, u), degree)
+
+
+def tanh_rows(degree):
+    """Tanh on the eighth octaves of u + 1 up to u = 15, as Gelu's H."""
+    return octave_rows(mp.tanh, lambda u: 1 / mp.cosh(u) ** 2, degree)
 
 
 def exp2_rows():
