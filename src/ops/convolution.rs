@@ -32,7 +32,10 @@
 //!   about 1 MiB per thread, the tile's columns and output rows together within that size
 //!   so that the epilogue finds the output in the cache (a 1×1 kernel with stride 1 and no
 //!   padding copies the data rows, or, with at most 128 output channels per group, the GEMM
-//!   reads them in place); the filters are read where they lie (a Const's bytes).
+//!   reads them in place; over planes of one position, a squeeze-and-excitation block's,
+//!   each output channel's chain is computed 16 channels at a time from the filters
+//!   transposed in registers, [`gemv`]); the filters are read where they lie (a Const's
+//!   bytes).
 //!   With two real axes (or one) and not pointwise, there is no column matrix (an implicit
 //!   GEMM): every input plane is copied once with its padding, as the planes of its
 //!   strides' phases, so that each tap of every output is a fixed offset in the copy, and
@@ -92,6 +95,7 @@ use crate::ElementType;
 use crate::num::Int;
 use crate::ops::kernel::epilogue::Epilogue;
 use crate::ops::kernel::gemm::{MAX_NR, Panels};
+use crate::ops::kernel::gemv;
 use crate::ops::kernel::lanes::{LANES, Lane, Lanes, Square};
 use crate::ops::kernel::phases::{Phases, Window2, copy_every, sweep};
 use crate::ops::kernel::simd::{Simd, vectorised_for};
@@ -1458,6 +1462,34 @@ fn pointwise_conv(
     });
 }
 
+/// A pointwise convolution of planes of one position (a squeeze-and-excitation block's
+/// `[N, C, 1, 1]`): each output channel's chain over the group's inputs, 16 channels at a
+/// time with the filters transposed in registers ([`gemv::chain_times`]), rather than the
+/// GEMM over a column panel of which one column is used. The same chains (fused
+/// multiply-adds over `k` in order from +0), so the same bits.
+fn one_position_conv(
+    g: &Geometry,
+    xf: &[f32],
+    w: &[f32],
+    out: &mut [MaybeUninit<f32>],
+    parts: &[Part],
+    then: Option<&Epilogue<'_>>,
+) {
+    let k = g.k();
+    let c = Shared(out.as_mut_ptr().cast::<f32>());
+    parts.par_iter().for_each(|p| {
+        let at = (p.n * g.groups + p.g) * g.cig;
+        let o = (p.n * g.groups + p.g) * g.cog + p.m0;
+        // SAFETY: the output of one position per channel: channels `m0..m1` of image `n`,
+        // group `g`, are this part's alone, and lie in the output (`check` sized it).
+        let sums = unsafe { std::slice::from_raw_parts_mut(c.get().add(o), p.m1 - p.m0) };
+        gemv::chain_times(&xf[at..at + k], w, k, p.g * g.cog + p.m0, sums);
+        if let Some(then) = then {
+            then.apply_planes(sums, p.n, p.g * g.cog + p.m0);
+        }
+    });
+}
+
 /// Elements of [`implicit_conv`]'s padded copies: every input plane of every image (a
 /// `layout` each), and a panel's width more that the last panel of a part may read.
 fn copies_len(g: &Geometry, layout: &Phases) -> usize {
@@ -1640,6 +1672,9 @@ impl ConvFloat for f32 {
     ) {
         match (layout, in_place) {
             (Some(layout), _) => implicit_conv(g, layout, x, w, out, parts, wide, then),
+            (None, Some(xf)) if g.in_plane() == 1 && g.out_plane() == 1 && gemv::available() => {
+                one_position_conv(g, xf, w, out, parts, then)
+            }
             // Read in place where few output channels share the columns; with many, packing
             // them once pays (the rows of 56×56 planes, 12.5 KB apart, crowd the L1 cache).
             (None, Some(xf)) if g.cog <= IN_PLACE_CHANNELS => {

@@ -76,6 +76,29 @@ impl<'a> Epilogue<'a> {
             (self.chain)(out, &[(link, v)]);
         }
     }
+
+    /// Applies the steps to `out`, the whole planes of channels `c0..` of image `n`, where
+    /// the elements lie. Over planes of one position (a squeeze-and-excitation block's
+    /// `[N, C, 1, 1]`) each step is one pass over the channels, each channel's operand where
+    /// it lies, not a pass per channel of one element.
+    pub fn apply_planes(&self, out: &mut [f32], n: usize, c0: usize) {
+        if self.plane != 1 {
+            for (i, row) in out.chunks_mut(self.plane.max(1)).enumerate() {
+                self.apply(row, n, c0 + i, 0);
+            }
+            return;
+        }
+        let (len, at) = (out.len(), n * self.channels + c0);
+        for &(link, other) in &self.steps {
+            let v = match other {
+                Other::Unary => Src::Repeat(0.0),
+                Other::One(v) => Src::Repeat(v),
+                Other::Channel(v) => Src::Slice(&v[c0..c0 + len]),
+                Other::Full(v) => Src::Slice(&v[at..at + len]),
+            };
+            (self.chain)(out, &[(link, v)]);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -121,6 +144,28 @@ mod tests {
                 for (i, g) in got.iter().enumerate() {
                     let want = 0.25 - full[at + i] / (data[at + i] - per[c]);
                     assert_eq!(g.to_bits(), want.to_bits(), "{b} {c} {p0} {width} {i}");
+                }
+            }
+        }
+        // Whole planes of several channels at once, planes of one position and of many:
+        // the bits of the steps a channel at a time.
+        for (shape, plane) in [([n, channels, 1, 1], 1), ([n, channels, 10, 15], plane)] {
+            let one = |v: &[f32]| v[..n * channels * plane].to_vec();
+            let (full, data) = (one(&full), one(&data));
+            let steps = vec![
+                (sub(false), Other::Channel(&per[..channels])),
+                (div, Other::Full(&full)),
+                (sub(true), Other::One(0.25)),
+            ];
+            let epilogue = Epilogue::new(steps, &shape).unwrap();
+            for (b, c0, count) in [(0, 0, 3), (1, 1, 2), (1, 2, 1), (0, 1, 0)] {
+                let at = (b * channels + c0) * plane;
+                let mut got = data[at..at + count * plane].to_vec();
+                epilogue.apply_planes(&mut got, b, c0);
+                for (i, g) in got.iter().enumerate() {
+                    let c = c0 + i / plane;
+                    let want = 0.25 - full[at + i] / (data[at + i] - per[c]);
+                    assert_eq!(g.to_bits(), want.to_bits(), "{shape:?} {b} {c0} {i}");
                 }
             }
         }

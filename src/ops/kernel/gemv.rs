@@ -70,9 +70,19 @@ pub(crate) fn row_times<T: Fused>(
                     rows(a, b, rsb, j0 + p * ROW_PART, c)
                 }
             } else {
-                columns(a, b, csb, j0, c, unit)
+                columns(a, b, csb, j0, c, unit, KC)
             }
         },
+    )
+}
+
+/// `c[j] = Σ_k a[k] · B[j0 + j, k]` for `j < c.len()`, `B[j, k]` at `b[j·csb + k]`, each
+/// output one chain of fused multiply-adds over the whole of `k` in order from +0: the order
+/// of the convolution's [`gemm`](super::gemm), for a convolution with one output position.
+pub(crate) fn chain_times<T: Fused>(a: &[T], b: &[T], csb: usize, j0: usize, c: &mut [T]) {
+    vectorised_for(
+        #[inline(always)]
+        |unit| columns(a, b, csb, j0, c, unit, usize::MAX),
     )
 }
 
@@ -111,15 +121,16 @@ fn rows<T: Fused>(a: &[T], b: &[T], rsb: usize, j0: usize, c: &mut [T]) {
 
 /// `B` transposed (output `j`'s values contiguous, `csb` apart): [`LANES`] outputs at a
 /// time, the last group overlapping the one before it; fewer outputs than that one at a time.
+/// `K` in blocks of `kc`.
 #[inline(always)]
-fn columns<T: Fused>(a: &[T], b: &[T], csb: usize, j0: usize, c: &mut [T], unit: Simd) {
+fn columns<T: Fused>(a: &[T], b: &[T], csb: usize, j0: usize, c: &mut [T], unit: Simd, kc: usize) {
     let n = c.len();
     if n < LANES {
         for (j, c) in c.iter_mut().enumerate() {
             let col = &b[(j0 + j) * csb..];
             let mut total = T::ZERO;
-            for (blk, ks) in a.chunks(KC).enumerate() {
-                let k0 = blk * KC;
+            for (blk, ks) in a.chunks(kc).enumerate() {
+                let k0 = blk * kc;
                 let mut acc = T::ZERO;
                 for (i, &ak) in ks.iter().enumerate() {
                     acc = ak.fused(col[k0 + i], acc);
@@ -135,8 +146,8 @@ fn columns<T: Fused>(a: &[T], b: &[T], csb: usize, j0: usize, c: &mut [T], unit:
         let js = at.min(n - LANES);
         let base = (j0 + js) * csb;
         let mut total = [T::ZERO; LANES];
-        for (blk, ks) in a.chunks(KC).enumerate() {
-            let k0 = blk * KC;
+        for (blk, ks) in a.chunks(kc).enumerate() {
+            let k0 = blk * kc;
             let mut acc = [T::ZERO; LANES];
             let mut squares = ks.chunks_exact(LANES);
             for (s, ak) in squares.by_ref().enumerate() {
@@ -197,6 +208,28 @@ mod tests {
         }
         compare::<f32>(|v| v);
         compare::<f64>(|v| v as f64);
+    }
+
+    /// Against one fused chain over the whole of `k` per output, bit for bit: `k` around the
+    /// crate's block (no blocks here), outputs fewer than the lanes and around them.
+    #[test]
+    fn chains_over_all_k() {
+        if !available() {
+            return;
+        }
+        for k in [1, 5, 16, 17, 255, 256, 257, 600] {
+            for n in [1, 7, 16, 33, 100] {
+                let a = values(k, k as u64);
+                let b = values(k * (n + 3), (k * n) as u64);
+                let mut got = vec![1f32; n];
+                chain_times(&a, &b, k, 2, &mut got);
+                for (j, g) in got.iter().enumerate() {
+                    let row = &b[(j + 2) * k..][..k];
+                    let want = a.iter().zip(row).fold(0f32, |s, (&x, &y)| x.mul_add(y, s));
+                    assert_eq!(g.to_bits(), want.to_bits(), "k {k} n {n} j {j}");
+                }
+            }
+        }
     }
 
     fn compare<T: Gemm>(of: impl Fn(f32) -> T) {
