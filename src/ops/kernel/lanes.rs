@@ -296,11 +296,21 @@ impl Lanes {
                 taps
             };
             let mut acc = [[init; LANES]; N];
+            // With column stride 1 and the block within one output row, its positions lie
+            // side by side in the copy: each tap's values are one slice.
+            let run = sw == 1 && first % ow_n + N <= ow_n;
             if N >= 8 {
                 for (acc, q) in acc.chunks_exact_mut(8).zip(q.chunks_exact(8)) {
-                    let (acc, q) = (acc.try_into().expect("8"), q.try_into().expect("8"));
-                    part::<A, W, 8>(buf, taps, step, q, acc);
+                    let acc: &mut [[A; LANES]; 8] = acc.try_into().expect("8");
+                    let q: &[usize; 8] = q.try_into().expect("8");
+                    if run {
+                        part_run::<A, W, 8>(buf, taps, step, q[0], acc);
+                    } else {
+                        part::<A, W, 8>(buf, taps, step, q, acc);
+                    }
                 }
+            } else if run {
+                part_run::<A, W, N>(buf, taps, step, q[0], &mut acc);
             } else {
                 part::<A, W, N>(buf, taps, step, &q, &mut acc);
             }
@@ -329,6 +339,26 @@ fn part<A: Copy, W: Copy, const M: usize>(
     *acc = sums;
 }
 
+/// [`part`] at the `M` positions `q0, q0 + 1, …` of the copy: each tap's values one slice
+/// (one bounds check, and loads at fixed offsets from one address).
+#[inline(always)]
+fn part_run<A: Copy, W: Copy, const M: usize>(
+    buf: &[[A; LANES]],
+    taps: &[(usize, [W; LANES])],
+    step: impl Fn(&mut [A; LANES], &[W; LANES], &[A; LANES]) + Copy,
+    q0: usize,
+    acc: &mut [[A; LANES]; M],
+) {
+    let mut sums = *acc;
+    for &(off, wv) in taps {
+        let xs: &[[A; LANES]; M] = buf[q0 + off..][..M].try_into().expect("M");
+        for (a, x) in sums.iter_mut().zip(xs) {
+            step(a, &wv, x);
+        }
+    }
+    *acc = sums;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -351,6 +381,11 @@ mod tests {
             ([9, 4], [2, 3], [3, 1], [1, 2], [0, 2], 5),
             // Rows and columns of the data past the taps' reach.
             ([8, 9], [2, 2], [3, 3], [1, 1], [0, 0], 16),
+            // Output rows of more than a block: blocks within a row (their positions side by
+            // side in the copy, the last one overlapping) and across rows; row stride 2. (No
+            // padding rows: a block would skip them, and this fold is not blind to zeros.)
+            ([5, 40], [3, 5], [1, 1], [1, 1], [0, 2], 16),
+            ([9, 20], [5, 5], [2, 1], [1, 1], [0, 2], 7),
         ];
         let units = [Simd::None, Simd::Avx2, Simd::Avx512];
         for (input, kernel, stride, dilation, pad, planes) in cases {
